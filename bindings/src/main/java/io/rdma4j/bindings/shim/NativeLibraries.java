@@ -1,0 +1,62 @@
+package io.rdma4j.bindings.shim;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.SymbolLookup;
+
+/**
+ * Checks that rdma-core's shared libraries can be loaded before any generated class touches them.
+ *
+ * <p>The generated {@code RdmaCore} class opens {@code libibverbs.so.1} and {@code librdmacm.so.1} in its static
+ * initializer; if either is missing the JVM reports an {@link ExceptionInInitializerError} with a linker message
+ * and the class is unusable for the rest of the process. Every rdma4j entry point calls {@link #require()} first,
+ * so a missing library is a clear {@link UnsatisfiedLinkError} naming the Debian/Ubuntu package instead.
+ *
+ * <p>Thread-safe; the successful check is cached.
+ */
+public final class NativeLibraries {
+
+    /** The library jextract's output binds, by soname (the unversioned name exists only with the -dev package). */
+    public static final String VERBS_SONAME = "libibverbs.so.1";
+    /** The connection manager library, by soname. */
+    public static final String RDMA_CM_SONAME = "librdmacm.so.1";
+
+    private static volatile boolean available;
+
+    private NativeLibraries() {
+    }
+
+    /**
+     * Ensures both rdma-core libraries load.
+     *
+     * @throws UnsatisfiedLinkError naming the missing library and the packages that provide it
+     */
+    public static void require() {
+        if (available) {
+            return;
+        }
+        check(VERBS_SONAME, "libibverbs1 ibverbs-providers");
+        check(RDMA_CM_SONAME, "librdmacm1");
+        available = true;
+    }
+
+    /**
+     * Loads {@code soname} once to see whether it is there.
+     *
+     * @param soname   the library's soname
+     * @param packages the Debian/Ubuntu packages to suggest when it is missing
+     * @throws UnsatisfiedLinkError whose message says what to install
+     */
+    static void check(String soname, String packages) {
+        // A shared arena: the probe handle is closed again at once, the real load happens in RdmaCore.
+        try (Arena probe = Arena.ofShared()) {
+            SymbolLookup.libraryLookup(soname, probe);
+        } catch (IllegalArgumentException notFound) {
+            UnsatisfiedLinkError error = new UnsatisfiedLinkError(
+                    "rdma4j needs the rdma-core user-space library " + soname + ", which could not be loaded. Install it:"
+                            + " apt-get install " + packages + " (Debian/Ubuntu) or dnf install rdma-core libibverbs"
+                            + " librdmacm (Fedora/RHEL).");
+            error.initCause(notFound);
+            throw error;
+        }
+    }
+}
