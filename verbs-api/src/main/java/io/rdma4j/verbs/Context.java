@@ -1,0 +1,188 @@
+package io.rdma4j.verbs;
+
+import io.rdma4j.bindings.shim.Errno;
+import io.rdma4j.bindings.shim.ExportedVerbs;
+import io.rdma4j.bindings.shim.VerbsContext;
+import io.rdma4j.bindings.verbs.RdmaCore;
+import io.rdma4j.bindings.verbs.ibv_context;
+import io.rdma4j.bindings.verbs.ibv_device_attr;
+import io.rdma4j.bindings.verbs.ibv_device_attr_ex;
+import io.rdma4j.bindings.verbs.ibv_gid_entry;
+import io.rdma4j.bindings.verbs.ibv_odp_caps;
+import io.rdma4j.bindings.verbs.ibv_port_attr;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An open device ({@code struct ibv_context}, from {@code ibv_open_device}; closed by {@code ibv_close_device}).
+ * Queries the device, its ports and GID tables, and creates protection domains and completion queues.
+ *
+ * <p>Lifetime: the root of its object tree. Closing it first closes every object created from it that is still
+ * open (queue pairs first, protection domains last). Thread-safety: all methods may be called from any thread.
+ */
+public final class Context extends VerbsObject {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Context.class);
+
+    private final Device device;
+
+    Context(Device device, MemorySegment context) {
+        super(null, context, ibv_context.layout().byteSize());
+        this.device = device;
+        LOG.debug("opened {}", device.name());
+    }
+
+    /** The device this context was opened on. */
+    public Device device() {
+        return device;
+    }
+
+    /**
+     * Queries the device's attributes ({@code ibv_query_device_ex}).
+     *
+     * @throws RdmaException if the verb fails
+     */
+    public DeviceAttributes queryDevice() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attrEx = arena.allocate(ibv_device_attr_ex.layout());
+            int rc = VerbsContext.ibv_query_device_ex(handle(), MemorySegment.NULL, attrEx);
+            if (rc != 0) {
+                throw RdmaException.of("ibv_query_device_ex", rc);
+            }
+            MemorySegment a = ibv_device_attr_ex.orig_attr(attrEx);
+            return new DeviceAttributes(ibv_device_attr.fw_ver(a).getString(0),
+                    Long.reverseBytes(ibv_device_attr.node_guid(a)), ibv_device_attr.vendor_id(a),
+                    ibv_device_attr.vendor_part_id(a), ibv_device_attr.hw_ver(a),
+                    Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(a)), ibv_device_attr.max_mr_size(a),
+                    ibv_device_attr.max_qp(a), ibv_device_attr.max_qp_wr(a), ibv_device_attr.max_sge(a),
+                    ibv_device_attr.max_sge_rd(a), ibv_device_attr.max_cq(a), ibv_device_attr.max_cqe(a),
+                    ibv_device_attr.max_mr(a), ibv_device_attr.max_pd(a), ibv_device_attr.max_qp_rd_atom(a),
+                    ibv_device_attr.max_qp_init_rd_atom(a), ibv_device_attr.max_mw(a), ibv_device_attr.max_ah(a),
+                    ibv_device_attr.max_srq(a), ibv_device_attr.max_srq_wr(a),
+                    CValue.of(AtomicCapability.class, ibv_device_attr.atomic_cap(a)),
+                    ibv_device_attr.device_cap_flags(a),
+                    ibv_odp_caps.general_caps(ibv_device_attr_ex.odp_caps(attrEx)));
+        }
+    }
+
+    /**
+     * Queries a port (the full {@code ibv_query_port}).
+     *
+     * @param port the port number, from 1
+     * @throws IllegalArgumentException if {@code port} is not 1..255
+     * @throws RdmaException            if the verb fails (EINVAL for a port the device does not have)
+     */
+    public PortAttributes queryPort(int port) {
+        checkPort(port);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocate(ibv_port_attr.layout());
+            int rc = VerbsContext.ibv_query_port(handle(), (byte) port, p);
+            if (rc != 0) {
+                throw RdmaException.of("ibv_query_port", rc, "port " + port);
+            }
+            return new PortAttributes(CValue.of(PortState.class, ibv_port_attr.state(p)),
+                    CValue.of(Mtu.class, ibv_port_attr.max_mtu(p)), CValue.of(Mtu.class, ibv_port_attr.active_mtu(p)),
+                    ibv_port_attr.gid_tbl_len(p), ibv_port_attr.port_cap_flags(p),
+                    Integer.toUnsignedLong(ibv_port_attr.max_msg_sz(p)), Short.toUnsignedInt(ibv_port_attr.lid(p)),
+                    Short.toUnsignedInt(ibv_port_attr.sm_lid(p)), Byte.toUnsignedInt(ibv_port_attr.lmc(p)),
+                    Byte.toUnsignedInt(ibv_port_attr.active_width(p)), Byte.toUnsignedInt(ibv_port_attr.active_speed(p)),
+                    Byte.toUnsignedInt(ibv_port_attr.phys_state(p)),
+                    CValue.of(LinkLayer.class, Byte.toUnsignedInt(ibv_port_attr.link_layer(p))));
+        }
+    }
+
+    /**
+     * The valid entries of every port's GID table ({@code ibv_query_gid_table}).
+     *
+     * @throws RdmaException if the verb fails
+     */
+    public List<GidEntry> gidTable() {
+        int capacity = 0;
+        int ports = queryDevice().physicalPortCount();
+        for (int port = 1; port <= ports; port++) {
+            capacity += queryPort(port).gidTableLength();
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            long entrySize = ibv_gid_entry.layout().byteSize();
+            MemorySegment entries = arena.allocate(ibv_gid_entry.layout(), Math.max(capacity, 1));
+            long n = RdmaCore._ibv_query_gid_table(handle(), entries, capacity, 0, entrySize);
+            if (n < 0) {
+                throw RdmaException.of("ibv_query_gid_table", (int) -n);
+            }
+            List<GidEntry> table = new ArrayList<>((int) n);
+            for (long i = 0; i < n; i++) {
+                MemorySegment e = entries.asSlice(i * entrySize, entrySize);
+                table.add(new GidEntry(ibv_gid_entry.gid_index(e), ibv_gid_entry.port_num(e),
+                        ibv_gid_entry.gid(e).toArray(ValueLayout.JAVA_BYTE),
+                        CValue.of(GidType.class, ibv_gid_entry.gid_type(e)), ibv_gid_entry.ndev_ifindex(e)));
+            }
+            return List.copyOf(table);
+        }
+    }
+
+    /**
+     * Allocates a protection domain ({@code ibv_alloc_pd}).
+     *
+     * @throws RdmaException if the verb fails
+     */
+    public ProtectionDomain allocateProtectionDomain() {
+        MemorySegment state = Errno.state();
+        MemorySegment pd = ExportedVerbs.ibv_alloc_pd(state, handle());
+        if (pd.address() == 0) {
+            throw RdmaException.of("ibv_alloc_pd", Errno.get(state));
+        }
+        return new ProtectionDomain(this, pd);
+    }
+
+    /**
+     * Creates a completion queue without a completion channel ({@code ibv_create_cq}); poll it.
+     *
+     * @param minimumEntries how many completions it must hold at least (the provider may round up)
+     * @throws IllegalArgumentException if {@code minimumEntries < 1}
+     * @throws RdmaException            if the verb fails (e.g. EINVAL above the device's {@code max_cqe})
+     */
+    public CompletionQueue createCompletionQueue(int minimumEntries) {
+        if (minimumEntries < 1) {
+            throw new IllegalArgumentException("a completion queue needs at least 1 entry, not " + minimumEntries);
+        }
+        MemorySegment state = Errno.state();
+        MemorySegment cq = ExportedVerbs.ibv_create_cq(state, handle(), minimumEntries, MemorySegment.NULL,
+                MemorySegment.NULL, 0);
+        if (cq.address() == 0) {
+            throw RdmaException.of("ibv_create_cq", Errno.get(state), minimumEntries + " entries");
+        }
+        return new CompletionQueue(this, cq);
+    }
+
+    private static void checkPort(int port) {
+        if (port < 1 || port > 255) {
+            throw new IllegalArgumentException("port numbers are 1..255, not " + port);
+        }
+    }
+
+    @Override
+    String describe() {
+        return "Context(" + device.name() + ")";
+    }
+
+    @Override
+    int closeRank() {
+        return 6;
+    }
+
+    @Override
+    String destroyVerb() {
+        return "ibv_close_device";
+    }
+
+    @Override
+    int destroy(MemorySegment pointer) {
+        LOG.debug("closing {}", device.name());
+        return RdmaCore.ibv_close_device(pointer);
+    }
+}

@@ -1,0 +1,74 @@
+package io.rdma4j.verbs;
+
+import io.rdma4j.bindings.verbs.RdmaCore;
+import io.rdma4j.bindings.verbs.ibv_mr;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Registered memory ({@code struct ibv_mr}, from {@code ibv_reg_mr_iova2}; closed by {@code ibv_dereg_mr}).
+ *
+ * <p>Lifetime: keeps its {@link ProtectionDomain} alive. The registered segment belongs to the caller and must stay
+ * alive until this region is closed. Thread-safety: immutable after creation except for {@link #close()}; the keys
+ * may be read from any thread.
+ */
+public final class MemoryRegion extends VerbsObject {
+
+    private final ProtectionDomain protectionDomain;
+    private final MemorySegment segment;
+    private final int lkey;
+    private final int rkey;
+
+    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment) {
+        super(pd, mr, ibv_mr.layout().byteSize());
+        this.protectionDomain = pd;
+        this.segment = segment;
+        MemorySegment view = handle();
+        this.lkey = ibv_mr.lkey(view);
+        this.rkey = ibv_mr.rkey(view);
+    }
+
+    /** The protection domain it was registered in. */
+    public ProtectionDomain protectionDomain() {
+        return protectionDomain;
+    }
+
+    /** The registered memory. */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    /** The local key, for scatter/gather entries of local work requests. */
+    public int lkey() {
+        return lkey;
+    }
+
+    /** The remote key, for peers' RDMA READ/WRITE and atomics into this region. */
+    public int rkey() {
+        return rkey;
+    }
+
+    /** The virtual address of the region's first byte (also its IOVA: what remote peers address). */
+    public long address() {
+        return segment.address();
+    }
+
+    /** The region's length in bytes. */
+    public long length() {
+        return segment.byteSize();
+    }
+
+    @Override
+    int closeRank() {
+        return 4;
+    }
+
+    @Override
+    String destroyVerb() {
+        return "ibv_dereg_mr";
+    }
+
+    @Override
+    int destroy(MemorySegment pointer) {
+        return RdmaCore.ibv_dereg_mr(pointer);
+    }
+}

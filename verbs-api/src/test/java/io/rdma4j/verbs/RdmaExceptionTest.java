@@ -1,0 +1,62 @@
+package io.rdma4j.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.rdma4j.bindings.shim.NativeLibraries;
+import io.rdma4j.bindings.verbs.RdmaCore;
+import java.util.EnumSet;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Unit tests: no device needed. */
+class RdmaExceptionTest {
+
+    @BeforeAll
+    static void libraries() {
+        NativeLibraries.require();
+    }
+
+    @Test
+    void theMessageNamesVerbErrnoAndStrerror() {
+        RdmaException e = RdmaException.of("ibv_modify_qp", RdmaCore.EINVAL(), "QP 0x12");
+        assertEquals("ibv_modify_qp", e.verb());
+        assertEquals(RdmaCore.EINVAL(), e.errno());
+        assertEquals("ibv_modify_qp failed: errno 22 (Invalid argument); QP 0x12", e.getMessage());
+        assertFalse(e instanceof UnsupportedVerbException);
+    }
+
+    @Test
+    void unsupportedFeaturesHaveTheirOwnType() {
+        assertInstanceOf(UnsupportedVerbException.class, RdmaException.of("ibv_alloc_mw", RdmaCore.EOPNOTSUPP()));
+        assertInstanceOf(UnsupportedVerbException.class, RdmaException.of("ibv_create_cq_ex", RdmaCore.ENOSYS()));
+    }
+
+    @Test
+    void accessFlagsMapToTheirCBits() {
+        assertEquals(0, Access.mask(Set.of()));
+        assertEquals(RdmaCore.IBV_ACCESS_LOCAL_WRITE() | RdmaCore.IBV_ACCESS_REMOTE_READ(),
+                Access.mask(EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ)));
+        for (Access a : Access.values()) {
+            assertEquals(1, Integer.bitCount(a.value()), a + " is one bit");
+        }
+    }
+
+    @Test
+    void cValuesMapBackAndUnknownValuesAreRejected() {
+        assertEquals(Mtu.MTU_1024, CValue.of(Mtu.class, RdmaCore.IBV_MTU_1024()));
+        assertEquals(Transport.IWARP, CValue.of(Transport.class, RdmaCore.IBV_TRANSPORT_IWARP()));
+        assertThrows(IllegalArgumentException.class, () -> CValue.of(PortState.class, 99));
+    }
+
+    @Test
+    void aHostWithoutTheKernelStackListsNoDevices() {
+        org.junit.jupiter.api.Assumptions.assumeFalse(
+                java.nio.file.Files.exists(java.nio.file.Path.of("/sys/class/infiniband_verbs")),
+                "SKIPPED: this host has a kernel RDMA stack");
+        assertEquals(java.util.List.of(), Device.list());
+    }
+}

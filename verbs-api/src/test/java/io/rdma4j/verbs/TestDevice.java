@@ -1,0 +1,30 @@
+package io.rdma4j.verbs;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The device the device tier runs on: {@code RDMA4J_TEST_DEVICE} names it (rxe0 and siw0 in the lab, e.g. mlx5_0
+ * on real hardware). A device test never passes by finding no device: without the variable, or without that
+ * device, it fails.
+ */
+final class TestDevice {
+
+    static final String VARIABLE = "RDMA4J_TEST_DEVICE";
+
+    private TestDevice() {
+    }
+
+    /** The device named by {@code RDMA4J_TEST_DEVICE}. */
+    static Device device() {
+        String name = System.getenv(VARIABLE);
+        if (name == null || name.isBlank()) {
+            return fail(VARIABLE + " is not set: device tests need a device (run them with src/test/lab/rdma-lab test)");
+        }
+        return Device.byName(name).orElseGet(() -> fail("RDMA device " + name + " not found; present: " + Device.list()));
+    }
+
+    /** Opens the test device. */
+    static Context open() {
+        return device().open();
+    }
+}
