@@ -38,6 +38,17 @@ public enum Access implements CValue {
         return value;
     }
 
+    /** The flags set in a C bit mask (bits without a constant here are dropped). */
+    static Set<Access> fromMask(int mask) {
+        java.util.EnumSet<Access> set = java.util.EnumSet.noneOf(Access.class);
+        for (Access a : values()) {
+            if ((mask & a.value) != 0) {
+                set.add(a);
+            }
+        }
+        return set;
+    }
+
     /** The C bit mask of {@code access}. */
     static int mask(Set<Access> access) {
         int mask = 0;

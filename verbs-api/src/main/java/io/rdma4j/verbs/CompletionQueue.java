@@ -1,24 +1,40 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_cq;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A completion queue ({@code struct ibv_cq}, from {@code ibv_create_cq}; closed by {@code ibv_destroy_cq}).
+ * A completion queue ({@code struct ibv_cq}, from {@code ibv_create_cq}; closed by {@code ibv_destroy_cq}):
+ * where work requests report their outcome. {@link #poll(WorkCompletions)} reads completions without blocking;
+ * to sleep until one arrives, create the queue with a {@link CompletionChannel}, call
+ * {@link #requestNotification(boolean)}, and wait on the channel.
  *
- * <p>Lifetime: keeps its {@link Context} alive; closed before the context. Thread-safety: all methods may be
- * called from any thread.
+ * <p>Lifetime: keeps its {@link Context} (and its channel, if any) alive; queue pairs that use it must be closed
+ * first (closing it under a live QP fails with EBUSY). Thread-safety: polling from several threads is safe
+ * (libibverbs locks per CQ), but each thread needs its own {@link WorkCompletions}.
  */
 public final class CompletionQueue extends VerbsObject {
 
     private final Context context;
-    private final int capacity;
+    private final CompletionChannel channel;
+    private final MemorySegment pollFunction;
+    private final MemorySegment notifyFunction;
+    private volatile int capacity;
+    /** Events taken from the channel but not yet acknowledged; all must be acked before ibv_destroy_cq. */
+    private int unacknowledgedEvents;
 
-    CompletionQueue(Context context, MemorySegment cq) {
+    CompletionQueue(Context context, MemorySegment cq, CompletionChannel channel) {
         super(context, cq, ibv_cq.layout().byteSize());
         this.context = context;
+        this.channel = channel;
         this.capacity = ibv_cq.cqe(handle());
+        this.pollFunction = ContextOps.pollCqFunction(context.handle());
+        this.notifyFunction = ContextOps.reqNotifyCqFunction(context.handle());
+        if (channel != null) {
+            channel.register(this);
+        }
     }
 
     /** The context it belongs to. */
@@ -31,6 +47,76 @@ public final class CompletionQueue extends VerbsObject {
         return capacity;
     }
 
+    /**
+     * Moves up to {@code completions.capacity()} completions into {@code completions} ({@code ibv_poll_cq}).
+     * Never blocks and allocates nothing.
+     *
+     * @return how many were polled (also {@link WorkCompletions#count()}); 0 if none was waiting
+     * @throws RdmaException         if the provider reports an error
+     * @throws IllegalStateException if this queue or the batch is closed
+     */
+    public int poll(WorkCompletions completions) {
+        int n = ContextOps.ibv_poll_cq(pollFunction, handle(), completions.capacity(), completions.array());
+        if (n < 0) {
+            completions.count(0);
+            throw RdmaException.of("ibv_poll_cq", -n, describe());
+        }
+        completions.count(n);
+        return n;
+    }
+
+    /**
+     * Arms the queue ({@code ibv_req_notify_cq}): the next completion (or, with {@code solicitedOnly}, the next
+     * solicited or error completion) raises one event on the channel. Poll again after arming, to catch
+     * completions that arrived before it.
+     *
+     * @throws IllegalStateException if the queue has no completion channel
+     */
+    public void requestNotification(boolean solicitedOnly) {
+        if (channel == null) {
+            throw new IllegalStateException(describe() + " has no completion channel to notify");
+        }
+        int rc = ContextOps.ibv_req_notify_cq(notifyFunction, handle(), solicitedOnly ? 1 : 0);
+        if (rc != 0) {
+            throw RdmaException.of("ibv_req_notify_cq", rc, describe());
+        }
+    }
+
+    /**
+     * Resizes the queue ({@code ibv_resize_cq}); it must still hold the completions waiting in it.
+     *
+     * @throws UnsupportedVerbException if the provider cannot resize
+     */
+    public void resize(int minimumEntries) {
+        if (minimumEntries < 1) {
+            throw new IllegalArgumentException("a completion queue needs at least 1 entry, not " + minimumEntries);
+        }
+        int rc = RdmaCore.ibv_resize_cq(handle(), minimumEntries);
+        if (rc != 0) {
+            throw RdmaException.of("ibv_resize_cq", rc, describe() + " to " + minimumEntries);
+        }
+        capacity = ibv_cq.cqe(handle());
+    }
+
+    /** The channel its events go to, or {@code null}. */
+    public CompletionChannel channel() {
+        return channel;
+    }
+
+    /** Counts an event the channel took for this queue; acknowledges in batches (acks take a mutex). */
+    synchronized void eventReceived() {
+        if (++unacknowledgedEvents >= 64) {
+            acknowledgeEvents();
+        }
+    }
+
+    private synchronized void acknowledgeEvents() {
+        if (unacknowledgedEvents > 0) {
+            RdmaCore.ibv_ack_cq_events(handle(), unacknowledgedEvents);
+            unacknowledgedEvents = 0;
+        }
+    }
+
     @Override
     int closeRank() {
         return 2;
@@ -39,6 +125,19 @@ public final class CompletionQueue extends VerbsObject {
     @Override
     String destroyVerb() {
         return "ibv_destroy_cq";
+    }
+
+    @Override
+    void beforeDestroy() {
+        // ibv_destroy_cq waits until every event taken from the channel has been acknowledged.
+        acknowledgeEvents();
+    }
+
+    @Override
+    void afterDestroy() {
+        if (channel != null) {
+            channel.unregister(this);
+        }
     }
 
     @Override

@@ -2,8 +2,10 @@ package io.rdma4j.verbs;
 
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedVerbs;
+import io.rdma4j.bindings.shim.FileDescriptors;
 import io.rdma4j.bindings.shim.VerbsContext;
 import io.rdma4j.bindings.verbs.RdmaCore;
+import io.rdma4j.bindings.verbs.ibv_async_event;
 import io.rdma4j.bindings.verbs.ibv_context;
 import io.rdma4j.bindings.verbs.ibv_device_attr;
 import io.rdma4j.bindings.verbs.ibv_device_attr_ex;
@@ -14,7 +16,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +34,7 @@ public final class Context extends VerbsObject {
     private static final Logger LOG = LoggerFactory.getLogger(Context.class);
 
     private final Device device;
+    private boolean asyncNonBlocking;
 
     Context(Device device, MemorySegment context) {
         super(null, context, ibv_context.layout().byteSize());
@@ -147,16 +152,98 @@ public final class Context extends VerbsObject {
      * @throws RdmaException            if the verb fails (e.g. EINVAL above the device's {@code max_cqe})
      */
     public CompletionQueue createCompletionQueue(int minimumEntries) {
+        return createCompletionQueue(minimumEntries, null, 0);
+    }
+
+    /**
+     * Creates a completion queue whose events go to {@code channel} ({@code ibv_create_cq}).
+     *
+     * @param minimumEntries how many completions it must hold at least
+     * @param channel        where {@link CompletionQueue#requestNotification} events go, or {@code null}
+     * @param vector         the completion vector (interrupt), {@code 0..numCompletionVectors()-1}
+     */
+    public CompletionQueue createCompletionQueue(int minimumEntries, CompletionChannel channel, int vector) {
         if (minimumEntries < 1) {
             throw new IllegalArgumentException("a completion queue needs at least 1 entry, not " + minimumEntries);
         }
         MemorySegment state = Errno.state();
         MemorySegment cq = ExportedVerbs.ibv_create_cq(state, handle(), minimumEntries, MemorySegment.NULL,
-                MemorySegment.NULL, 0);
+                channel == null ? MemorySegment.NULL : channel.handle(), vector);
         if (cq.address() == 0) {
             throw RdmaException.of("ibv_create_cq", Errno.get(state), minimumEntries + " entries");
         }
-        return new CompletionQueue(this, cq);
+        return new CompletionQueue(this, cq, channel);
+    }
+
+    /**
+     * Creates a completion channel ({@code ibv_create_comp_channel}).
+     *
+     * @throws RdmaException if the verb fails
+     */
+    public CompletionChannel createCompletionChannel() {
+        MemorySegment state = Errno.state();
+        MemorySegment channel = ExportedVerbs.ibv_create_comp_channel(state, handle());
+        if (channel.address() == 0) {
+            throw RdmaException.of("ibv_create_comp_channel", Errno.get(state));
+        }
+        return new CompletionChannel(this, channel);
+    }
+
+    /** How many completion vectors (interrupts) the device offers ({@code num_comp_vectors}). */
+    public int numCompletionVectors() {
+        return ibv_context.num_comp_vectors(handle());
+    }
+
+    /**
+     * Waits for the next asynchronous event ({@code ibv_get_async_event}, then {@code ibv_ack_async_event}), at
+     * most {@code timeout}: QP and CQ errors, SRQ limits, port changes. Usable from virtual threads.
+     *
+     * @return the event, or empty after {@code timeout}
+     * @throws InterruptedException if the thread is interrupted while waiting
+     */
+    public Optional<AsyncEvent> nextAsyncEvent(Duration timeout) throws InterruptedException {
+        int fd = ibv_context.async_fd(handle());
+        synchronized (this) {
+            if (!asyncNonBlocking) {
+                int rc = FileDescriptors.makeNonBlocking(fd);
+                if (rc != 0) {
+                    throw RdmaException.of("fcntl", rc, "O_NONBLOCK on the async event descriptor");
+                }
+                asyncNonBlocking = true;
+            }
+        }
+        return Optional.ofNullable(EventWait.await(fd, timeout, this::takeAsyncEvent));
+    }
+
+    private AsyncEvent takeAsyncEvent() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment event = arena.allocate(ibv_async_event.layout());
+            MemorySegment state = Errno.state();
+            if (ExportedVerbs.ibv_get_async_event(state, handle(), event) != 0) {
+                int errno = Errno.get(state);
+                if (errno == RdmaCore.EAGAIN()) {
+                    return null;
+                }
+                throw RdmaException.of("ibv_get_async_event", errno);
+            }
+            try {
+                int code = ibv_async_event.event_type(event);
+                AsyncEventType type = CValue.of(AsyncEventType.class, code);
+                MemorySegment element = ibv_async_event.element(event);
+                AsyncEventType.Subject subject = type.subject();
+                QueuePair qp = subject == AsyncEventType.Subject.QUEUE_PAIR
+                        ? findDescendant(ibv_async_event.element.qp(element).address(), QueuePair.class) : null;
+                CompletionQueue cq = subject == AsyncEventType.Subject.COMPLETION_QUEUE
+                        ? findDescendant(ibv_async_event.element.cq(element).address(), CompletionQueue.class) : null;
+                SharedReceiveQueue srq = subject == AsyncEventType.Subject.SHARED_RECEIVE_QUEUE
+                        ? findDescendant(ibv_async_event.element.srq(element).address(), SharedReceiveQueue.class)
+                        : null;
+                int port = subject == AsyncEventType.Subject.PORT ? ibv_async_event.element.port_num(element) : 0;
+                return new AsyncEvent(type, qp, cq, srq, port, RdmaCore.ibv_event_type_str(code).getString(0));
+            } finally {
+                RdmaCore.ibv_ack_async_event(event);
+            }
+        }
     }
 
     private static void checkPort(int port) {

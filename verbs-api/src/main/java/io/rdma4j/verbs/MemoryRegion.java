@@ -2,13 +2,15 @@ package io.rdma4j.verbs;
 
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_mr;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
  * Registered memory ({@code struct ibv_mr}, from {@code ibv_reg_mr_iova2}; closed by {@code ibv_dereg_mr}).
  *
- * <p>Lifetime: keeps its {@link ProtectionDomain} alive. The registered segment belongs to the caller and must stay
- * alive until this region is closed. Thread-safety: immutable after creation except for {@link #close()}; the keys
+ * <p>Lifetime: keeps its {@link ProtectionDomain} alive. A segment given to
+ * {@link ProtectionDomain#registerMemory} belongs to the caller and must stay alive until this region is closed;
+ * memory from {@link ProtectionDomain#allocateMemory} belongs to the region and is freed when it is closed. Thread-safety: immutable after creation except for {@link #close()}; the keys
  * may be read from any thread.
  */
 public final class MemoryRegion extends VerbsObject {
@@ -18,6 +20,9 @@ public final class MemoryRegion extends VerbsObject {
     private final int lkey;
     private final int rkey;
 
+    /** The memory's arena when the region owns it ({@link ProtectionDomain#allocateMemory}), else {@code null}. */
+    private volatile Arena owned;
+
     MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment) {
         super(pd, mr, ibv_mr.layout().byteSize());
         this.protectionDomain = pd;
@@ -25,6 +30,11 @@ public final class MemoryRegion extends VerbsObject {
         MemorySegment view = handle();
         this.lkey = ibv_mr.lkey(view);
         this.rkey = ibv_mr.rkey(view);
+    }
+
+    /** Takes ownership of the memory's arena: it is closed after deregistration. */
+    void own(Arena arena) {
+        owned = arena;
     }
 
     /** The protection domain it was registered in. */
@@ -70,5 +80,13 @@ public final class MemoryRegion extends VerbsObject {
     @Override
     int destroy(MemorySegment pointer) {
         return RdmaCore.ibv_dereg_mr(pointer);
+    }
+
+    @Override
+    void afterDestroy() {
+        Arena memory = owned;
+        if (memory != null) {
+            memory.close();
+        }
     }
 }

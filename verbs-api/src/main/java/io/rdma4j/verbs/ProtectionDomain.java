@@ -1,9 +1,14 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedVerbs;
 import io.rdma4j.bindings.verbs.RdmaCore;
+import io.rdma4j.bindings.verbs.ibv_ah_attr;
 import io.rdma4j.bindings.verbs.ibv_pd;
+import io.rdma4j.bindings.verbs.ibv_srq_attr;
+import io.rdma4j.bindings.verbs.ibv_srq_init_attr;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.Set;
@@ -12,10 +17,13 @@ import java.util.Set;
  * A protection domain ({@code struct ibv_pd}, from {@code ibv_alloc_pd}; closed by {@code ibv_dealloc_pd}): the
  * scope within which memory regions, queue pairs and address handles may be used together.
  *
- * <p>Lifetime: keeps its {@link Context} alive; closing it first closes the memory regions (and, later, queue pairs
- * and address handles) created from it. Thread-safety: all methods may be called from any thread.
+ * <p>Lifetime: keeps its {@link Context} alive; closing it first closes the queue pairs, shared receive queues, memory
+ * regions and windows and address handles created from it. Thread-safety: all methods may be called from any thread.
  */
 public final class ProtectionDomain extends VerbsObject {
+
+    /** Registered buffers are page-aligned so that no other data shares their pages. */
+    private static final long PAGE_SIZE = 4096;
 
     private final Context context;
 
@@ -62,6 +70,90 @@ public final class ProtectionDomain extends VerbsObject {
             throw RdmaException.of("ibv_reg_mr_iova2", errno, hint);
         }
         return new MemoryRegion(this, mr, segment);
+    }
+
+    /**
+     * Allocates {@code size} bytes of page-aligned, zeroed native memory and registers it; the region owns the
+     * memory and frees it when closed.
+     *
+     * @throws IllegalArgumentException if {@code size < 1}
+     * @throws RdmaException            as {@link #registerMemory}
+     */
+    public MemoryRegion allocateMemory(long size, Set<Access> access) {
+        if (size < 1) {
+            throw new IllegalArgumentException("size must be at least 1 byte, not " + size);
+        }
+        Arena arena = Arena.ofShared();
+        try {
+            MemorySegment segment = arena.allocate(size, PAGE_SIZE);
+            MemoryRegion region = registerMemory(segment, access);
+            region.own(arena);
+            return region;
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** Starts a queue pair of {@code type} in this domain; see {@link QueuePair.Builder}. */
+    public QueuePair.Builder queuePair(QueuePairType type) {
+        checkOpen();
+        return new QueuePair.Builder(this, type);
+    }
+
+    /**
+     * Creates a shared receive queue ({@code ibv_create_srq}).
+     *
+     * @param maxWorkRequests  receive requests it must hold
+     * @param maxScatterGather scatter entries per request
+     * @throws RdmaException if the verb fails
+     */
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWorkRequests, int maxScatterGather) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment init = arena.allocate(ibv_srq_init_attr.layout());
+            MemorySegment attr = ibv_srq_init_attr.attr(init);
+            ibv_srq_attr.max_wr(attr, maxWorkRequests);
+            ibv_srq_attr.max_sge(attr, maxScatterGather);
+            MemorySegment state = Errno.state();
+            MemorySegment srq = ExportedVerbs.ibv_create_srq(state, handle(), init);
+            if (srq.address() == 0) {
+                throw RdmaException.of("ibv_create_srq", Errno.get(state),
+                        maxWorkRequests + " requests of " + maxScatterGather + " entries");
+            }
+            return new SharedReceiveQueue(this, srq);
+        }
+    }
+
+    /**
+     * Creates an address handle for UD sends to {@code address} ({@code ibv_create_ah}).
+     *
+     * @throws RdmaException if the verb fails (e.g. EINVAL for a GID index that does not exist)
+     */
+    public AddressHandle createAddressHandle(AddressVector address) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_ah_attr.layout());
+            address.writeTo(attr);
+            MemorySegment state = Errno.state();
+            MemorySegment ah = ExportedVerbs.ibv_create_ah(state, handle(), attr);
+            if (ah.address() == 0) {
+                throw RdmaException.of("ibv_create_ah", Errno.get(state), address.toString());
+            }
+            return new AddressHandle(this, ah, address);
+        }
+    }
+
+    /**
+     * Allocates a memory window ({@code ibv_alloc_mw}).
+     *
+     * @throws UnsupportedVerbException if the provider has no memory windows of that type
+     */
+    public MemoryWindow allocateMemoryWindow(MemoryWindow.Type type) {
+        MemorySegment state = Errno.state();
+        MemorySegment mw = ContextOps.ibv_alloc_mw(state, handle(), type.value());
+        if (mw.address() == 0) {
+            throw RdmaException.of("ibv_alloc_mw", Errno.get(state), type.toString());
+        }
+        return new MemoryWindow(this, mw, type);
     }
 
     @Override

@@ -81,6 +81,14 @@ abstract class VerbsObject implements AutoCloseable {
     /** The C destroy verb's name, for error messages. */
     abstract String destroyVerb();
 
+    /** Work before the object's scope closes, while it is still usable (e.g. acknowledging CQ events). */
+    void beforeDestroy() {
+    }
+
+    /** Work after the C object was destroyed (e.g. leaving a channel's registry). */
+    void afterDestroy() {
+    }
+
     /** Calls the C destroy verb on {@code pointer}; returns 0 or an errno value. */
     abstract int destroy(MemorySegment pointer);
 
@@ -103,6 +111,7 @@ abstract class VerbsObject implements AutoCloseable {
             for (VerbsObject descendant : liveDescendants()) {
                 descendant.close();
             }
+            beforeDestroy();
             Arena a = arena;
             try {
                 a.close();
@@ -123,9 +132,20 @@ abstract class VerbsObject implements AutoCloseable {
             }
             throw failed;
         }
+        afterDestroy();
         if (parent != null) {
             parent.release(this);
         }
+    }
+
+    /** The live descendant of type {@code type} whose C pointer is {@code address}, or {@code null}. */
+    final <T extends VerbsObject> T findDescendant(long address, Class<T> type) {
+        for (VerbsObject d : liveDescendants()) {
+            if (d.address == address && type.isInstance(d)) {
+                return type.cast(d);
+            }
+        }
+        return null;
     }
 
     private synchronized boolean adopt(VerbsObject child) {

@@ -1,0 +1,24 @@
+package io.rdma4j.verbs;
+
+/**
+ * Posting work requests failed ({@code ibv_post_send}, {@code ibv_post_recv}, {@code ibv_post_srq_recv}):
+ * {@link #index()} says which request of the batch the provider rejected ({@code bad_wr}); those before it were
+ * posted, it and those after it were not. Typical causes: ENOMEM for a full work queue, EINVAL for too many
+ * scatter/gather entries, an opcode the QP type lacks, or a QP in a state that does not accept posts.
+ */
+public final class PostException extends RdmaException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final int index;
+
+    PostException(String verb, int errno, int index) {
+        super(verb, errno, "work request #" + index + " of the batch was rejected; earlier ones were posted");
+        this.index = index;
+    }
+
+    /** The rejected request's index in its batch, or -1 if the provider did not say. */
+    public int index() {
+        return index;
+    }
+}

@@ -1,0 +1,332 @@
+package io.rdma4j.verbs;
+
+import io.rdma4j.bindings.shim.ContextOps;
+import io.rdma4j.bindings.shim.Errno;
+import io.rdma4j.bindings.shim.ExportedVerbs;
+import io.rdma4j.bindings.verbs.RdmaCore;
+import io.rdma4j.bindings.verbs.ibv_qp;
+import io.rdma4j.bindings.verbs.ibv_qp_attr;
+import io.rdma4j.bindings.verbs.ibv_qp_init_attr;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * A queue pair ({@code struct ibv_qp}, from {@code ibv_create_qp}; closed by {@code ibv_destroy_qp}): a send and a
+ * receive work queue, connected to one peer (RC, UC) or addressing many (UD).
+ *
+ * <p>Create one with {@link ProtectionDomain#queuePair(QueuePairType)}. It starts in {@link QueuePairState#RESET};
+ * move it through {@link #initialize}, {@link #readyToReceive} and {@link #readyToSend} (or let rdma_cm do it), then
+ * post with {@link #postSend(SendWorkRequests)} and {@link #postReceive(ReceiveWorkRequests)}. {@link #moveToError()}
+ * flushes all posted work; {@link #reset()} makes it reusable.
+ *
+ * <p>Lifetime: keeps its protection domain alive (and so its context); the completion queues and shared receive
+ * queue it uses must stay open while it exists — closing one of them first fails with EBUSY. Thread-safety: posting
+ * to the send queue and to the receive queue from different threads is safe, and so is posting from several
+ * threads (libibverbs serializes per queue); {@link #modify} must not race with posts.
+ */
+public final class QueuePair extends VerbsObject {
+
+    private final ProtectionDomain protectionDomain;
+    private final QueuePairType type;
+    private final int number;
+    private final QueuePairCapabilities capabilities;
+    private final MemorySegment postSendFunction;
+    private final MemorySegment postReceiveFunction;
+
+    private QueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairType type, QueuePairCapabilities granted) {
+        super(pd, qp, ibv_qp.layout().byteSize());
+        this.protectionDomain = pd;
+        this.type = type;
+        this.capabilities = granted;
+        MemorySegment view = handle();
+        this.number = ibv_qp.qp_num(view);
+        MemorySegment context = pd.context().handle();
+        this.postSendFunction = ContextOps.postSendFunction(context);
+        this.postReceiveFunction = ContextOps.postRecvFunction(context);
+    }
+
+    /** The protection domain it was created in. */
+    public ProtectionDomain protectionDomain() {
+        return protectionDomain;
+    }
+
+    /** RC, UC or UD. */
+    public QueuePairType type() {
+        return type;
+    }
+
+    /** The QP number peers address it by ({@code qp_num}, 24 bits). */
+    public int number() {
+        return number;
+    }
+
+    /** The queue sizes the provider granted at creation. */
+    public QueuePairCapabilities capabilities() {
+        return capabilities;
+    }
+
+    /**
+     * Posts the batch's send requests ({@code ibv_post_send}). Allocates nothing.
+     *
+     * @throws PostException         if the provider rejected a request (its index is in the exception)
+     * @throws IllegalStateException if this QP or the batch is closed, or the batch is empty
+     */
+    public void postSend(SendWorkRequests requests) {
+        MemorySegment first = requests.prepareForPost();
+        int rc = ContextOps.ibv_post_send(postSendFunction, handle(), first, requests.badRequest());
+        if (rc != 0) {
+            throw new PostException("ibv_post_send", rc, requests.badIndex());
+        }
+    }
+
+    /**
+     * Posts the batch's receive requests ({@code ibv_post_recv}). Allocates nothing.
+     *
+     * @throws PostException         if the provider rejected a request (e.g. this QP uses a shared receive queue)
+     * @throws IllegalStateException if this QP or the batch is closed, or the batch is empty
+     */
+    public void postReceive(ReceiveWorkRequests requests) {
+        MemorySegment first = requests.prepareForPost();
+        int rc = ContextOps.ibv_post_recv(postReceiveFunction, handle(), first, requests.badRequest());
+        if (rc != 0) {
+            throw new PostException("ibv_post_recv", rc, requests.badIndex());
+        }
+    }
+
+    /**
+     * Changes attributes and/or state ({@code ibv_modify_qp}). The transition and its required attributes are
+     * checked first against the state machine of the specification.
+     *
+     * @throws IllegalStateException    if the QP's current state cannot move to the requested one
+     * @throws IllegalArgumentException if the transition needs attributes that were not set (they are named)
+     * @throws RdmaException            if the verb fails (e.g. EINVAL for a value the device rejects)
+     */
+    public void modify(QueuePairAttributes attributes) {
+        Objects.requireNonNull(attributes, "attributes");
+        if (attributes.state() != null) {
+            QueuePairState from = state();
+            QueuePairState to = attributes.state();
+            if (!QueuePairTransitions.allowed(from, to)) {
+                throw new IllegalStateException(describe() + " cannot move from " + from + " to " + to);
+            }
+            int missing = QueuePairTransitions.required(type, from, to) & ~attributes.mask();
+            if (missing != 0) {
+                throw new IllegalArgumentException(describe() + ": " + from + " to " + to + " for " + type
+                        + " needs " + QueuePairTransitions.names(missing));
+            }
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+            attributes.writeTo(attr);
+            int rc = RdmaCore.ibv_modify_qp(handle(), attr, attributes.mask());
+            if (rc != 0) {
+                throw RdmaException.of("ibv_modify_qp", rc, describe() + " attributes " + QueuePairTransitions.names(
+                        attributes.mask()) + (attributes.state() == null ? "" : " to " + attributes.state()));
+            }
+        }
+    }
+
+    /**
+     * RESET → INIT for a connected QP ({@code ibv_modify_qp}): port, P_Key index 0, and what remote peers may do.
+     */
+    public void initialize(int port, Set<Access> remoteAccess) {
+        requireConnected("initialize(port, access)");
+        modify(new QueuePairAttributes().state(QueuePairState.INIT).port(port).pkeyIndex(0).access(remoteAccess));
+    }
+
+    /** RESET → INIT for a UD QP ({@code ibv_modify_qp}): port, P_Key index 0 and Q_Key. */
+    public void initialize(int port, int qkey) {
+        if (type != QueuePairType.UNRELIABLE_DATAGRAM) {
+            throw new IllegalStateException("initialize(port, qkey) is for UD queue pairs; this is " + type);
+        }
+        modify(new QueuePairAttributes().state(QueuePairState.INIT).port(port).pkeyIndex(0).qkey(qkey));
+    }
+
+    /**
+     * INIT → RTR for a connected QP ({@code ibv_modify_qp}) toward the peer QP {@code remoteQueuePair} at
+     * {@code remote}. RC also gets a 0.64 ms RNR NAK timer and as many incoming RDMA READs/atomics as the device
+     * allows (at most 16).
+     */
+    public void readyToReceive(AddressVector remote, int remoteQueuePair, int remotePsn, Mtu pathMtu) {
+        requireConnected("readyToReceive(address, qpn, psn, mtu)");
+        QueuePairAttributes a = new QueuePairAttributes().state(QueuePairState.READY_TO_RECEIVE).address(remote)
+                .destinationQueuePair(remoteQueuePair).receivePsn(remotePsn).pathMtu(pathMtu);
+        if (type == QueuePairType.RELIABLE_CONNECTED) {
+            a.minRnrTimer(12).maxDestinationReadAtomic(
+                    Math.min(16, protectionDomain.context().queryDevice().maxReadAtomicAsTarget()));
+        }
+        modify(a);
+    }
+
+    /** INIT → RTR for a UD QP ({@code ibv_modify_qp}). */
+    public void readyToReceive() {
+        modify(new QueuePairAttributes().state(QueuePairState.READY_TO_RECEIVE));
+    }
+
+    /**
+     * RTR → RTS ({@code ibv_modify_qp}) sending from {@code psn}. RC also gets an ACK timeout of about 67 ms
+     * (code 14), 7 retries, RNR retry 7 (forever) and as many outgoing RDMA READs/atomics as the device allows
+     * (at most 16); use {@link #modify} for other values.
+     */
+    public void readyToSend(int psn) {
+        QueuePairAttributes a = new QueuePairAttributes().state(QueuePairState.READY_TO_SEND).sendPsn(psn);
+        if (type == QueuePairType.RELIABLE_CONNECTED) {
+            a.timeout(14).retryCount(7).rnrRetry(7).maxReadAtomic(
+                    Math.min(16, protectionDomain.context().queryDevice().maxReadAtomicAsInitiator()));
+        }
+        modify(a);
+    }
+
+    /** Moves to ERROR ({@code ibv_modify_qp}): posted work completes with {@link WorkCompletionStatus#WORK_REQUEST_FLUSH_ERROR}. */
+    public void moveToError() {
+        modify(new QueuePairAttributes().state(QueuePairState.ERROR));
+    }
+
+    /** Moves to RESET ({@code ibv_modify_qp}), emptying both queues, so that the QP can be set up again. */
+    public void reset() {
+        modify(new QueuePairAttributes().state(QueuePairState.RESET));
+    }
+
+    /**
+     * The current state ({@code ibv_query_qp}); reflects transitions made by the kernel too (rdma_cm, errors).
+     */
+    public QueuePairState state() {
+        return queryAttributes(RdmaCore.IBV_QP_STATE()).state();
+    }
+
+    /** All attributes ({@code ibv_query_qp}). */
+    public QueuePairAttributes query() {
+        int all = RdmaCore.IBV_QP_STATE() | RdmaCore.IBV_QP_CUR_STATE() | RdmaCore.IBV_QP_ACCESS_FLAGS()
+                | RdmaCore.IBV_QP_PKEY_INDEX() | RdmaCore.IBV_QP_PORT() | RdmaCore.IBV_QP_AV() | RdmaCore.IBV_QP_PATH_MTU()
+                | RdmaCore.IBV_QP_TIMEOUT() | RdmaCore.IBV_QP_RETRY_CNT() | RdmaCore.IBV_QP_RNR_RETRY()
+                | RdmaCore.IBV_QP_RQ_PSN() | RdmaCore.IBV_QP_MAX_QP_RD_ATOMIC() | RdmaCore.IBV_QP_MIN_RNR_TIMER()
+                | RdmaCore.IBV_QP_SQ_PSN() | RdmaCore.IBV_QP_MAX_DEST_RD_ATOMIC() | RdmaCore.IBV_QP_CAP()
+                | RdmaCore.IBV_QP_DEST_QPN() | (type == QueuePairType.UNRELIABLE_DATAGRAM ? RdmaCore.IBV_QP_QKEY() : 0);
+        return queryAttributes(all);
+    }
+
+    private QueuePairAttributes queryAttributes(int mask) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+            MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
+            int rc = RdmaCore.ibv_query_qp(handle(), attr, mask, init);
+            if (rc != 0) {
+                throw RdmaException.of("ibv_query_qp", rc, describe());
+            }
+            return QueuePairAttributes.readFrom(attr);
+        }
+    }
+
+    private void requireConnected(String what) {
+        if (type == QueuePairType.UNRELIABLE_DATAGRAM) {
+            throw new IllegalStateException(what + " is for RC and UC queue pairs; this is UD");
+        }
+    }
+
+    @Override
+    String describe() {
+        return "QueuePair(" + type + " 0x" + Integer.toHexString(number) + ")";
+    }
+
+    @Override
+    int closeRank() {
+        return 0;
+    }
+
+    @Override
+    String destroyVerb() {
+        return "ibv_destroy_qp";
+    }
+
+    @Override
+    int destroy(MemorySegment pointer) {
+        return RdmaCore.ibv_destroy_qp(pointer);
+    }
+
+    /**
+     * Sets up a queue pair ({@code struct ibv_qp_init_attr}) and creates it ({@code ibv_create_qp}). Obtained from
+     * {@link ProtectionDomain#queuePair(QueuePairType)}. Not thread-safe.
+     */
+    public static final class Builder {
+
+        private final ProtectionDomain pd;
+        private final QueuePairType type;
+        private CompletionQueue sendCompletionQueue;
+        private CompletionQueue receiveCompletionQueue;
+        private SharedReceiveQueue sharedReceiveQueue;
+        private QueuePairCapabilities capabilities = new QueuePairCapabilities(16, 16, 1, 1, 0);
+        private boolean signalAll;
+
+        Builder(ProtectionDomain pd, QueuePairType type) {
+            this.pd = pd;
+            this.type = Objects.requireNonNull(type, "type");
+        }
+
+        /** The CQ for both queues' completions. */
+        public Builder completionQueue(CompletionQueue cq) {
+            return sendCompletionQueue(cq).receiveCompletionQueue(cq);
+        }
+
+        /** The CQ for send completions. */
+        public Builder sendCompletionQueue(CompletionQueue cq) {
+            sendCompletionQueue = Objects.requireNonNull(cq, "cq");
+            return this;
+        }
+
+        /** The CQ for receive completions. */
+        public Builder receiveCompletionQueue(CompletionQueue cq) {
+            receiveCompletionQueue = Objects.requireNonNull(cq, "cq");
+            return this;
+        }
+
+        /** Takes receives from {@code srq} instead of a receive queue of its own. */
+        public Builder sharedReceiveQueue(SharedReceiveQueue srq) {
+            sharedReceiveQueue = Objects.requireNonNull(srq, "srq");
+            return this;
+        }
+
+        /** The queue sizes to ask for (default 16/16 requests, 1/1 SGE, no inline data). */
+        public Builder capabilities(QueuePairCapabilities caps) {
+            capabilities = Objects.requireNonNull(caps, "caps");
+            return this;
+        }
+
+        /** Every send request completes, signaled or not ({@code sq_sig_all}). */
+        public Builder signalAll(boolean value) {
+            signalAll = value;
+            return this;
+        }
+
+        /**
+         * Creates the queue pair ({@code ibv_create_qp}), in RESET.
+         *
+         * @throws IllegalStateException if a completion queue is missing or anything involved is closed
+         * @throws RdmaException         if the verb fails (e.g. EINVAL when the sizes exceed the device's limits,
+         *                               EOPNOTSUPP/UnsupportedVerbException for a type the device lacks)
+         */
+        public QueuePair create() {
+            if (sendCompletionQueue == null || receiveCompletionQueue == null) {
+                throw new IllegalStateException("a queue pair needs a send and a receive completion queue");
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
+                ibv_qp_init_attr.send_cq(init, sendCompletionQueue.handle());
+                ibv_qp_init_attr.recv_cq(init, receiveCompletionQueue.handle());
+                if (sharedReceiveQueue != null) {
+                    ibv_qp_init_attr.srq(init, sharedReceiveQueue.handle());
+                }
+                capabilities.writeTo(ibv_qp_init_attr.cap(init));
+                ibv_qp_init_attr.qp_type(init, type.value());
+                ibv_qp_init_attr.sq_sig_all(init, signalAll ? 1 : 0);
+                MemorySegment state = Errno.state();
+                MemorySegment qp = ExportedVerbs.ibv_create_qp(state, pd.handle(), init);
+                if (qp.address() == 0) {
+                    throw RdmaException.of("ibv_create_qp", Errno.get(state), type + " with " + capabilities);
+                }
+                return new QueuePair(pd, qp, type, QueuePairCapabilities.readFrom(ibv_qp_init_attr.cap(init)));
+            }
+        }
+    }
+}

@@ -1,0 +1,240 @@
+package io.rdma4j.verbs;
+
+import io.rdma4j.bindings.verbs.RdmaCore;
+import io.rdma4j.bindings.verbs.ibv_mw_bind_info;
+import io.rdma4j.bindings.verbs.ibv_send_wr;
+import java.lang.foreign.ValueLayout;
+import java.util.Set;
+
+/**
+ * A reusable batch of send work requests ({@code struct ibv_send_wr[]} with their {@code ibv_sge}s) for
+ * {@link QueuePair#postSend} ({@code ibv_post_send}). Each opcode has its own method that starts a request; the
+ * methods after it (gather entries, flags, UD destination) apply to that request. Nothing is allocated per post.
+ *
+ * <pre>{@code
+ * sends.clear()
+ *      .rdmaWrite(1, remoteAddress, remoteKey).gather(region, 0, 4096)
+ *      .sendWithImmediate(2, 42).signaled();
+ * qp.postSend(sends);
+ * }</pre>
+ *
+ * <p>{@link #inline()} asks the provider to copy the gathered bytes into the work queue during the post: the
+ * memory may then be reused at once and need not be registered, up to the QP's inline limit. Without it, the
+ * memory must stay untouched until the request's completion.
+ *
+ * <p>Lifetime: owns its native memory; {@link #close()} frees it. Thread-safety: none — fill and post a batch from
+ * one thread at a time; it may be refilled as soon as the post returns.
+ */
+public final class SendWorkRequests extends WorkRequestBatch {
+
+    private static final long OPCODE = ibv_send_wr.opcode$offset();
+    private static final long FLAGS = ibv_send_wr.send_flags$offset();
+    private static final long IMM = ibv_send_wr.imm_data$offset();
+    private static final long INVALIDATE_RKEY = ibv_send_wr.invalidate_rkey$offset();
+    private static final long UNION = ibv_send_wr.wr$offset();
+    private static final long RDMA_ADDR = UNION + ibv_send_wr.wr.rdma$offset() + ibv_send_wr.wr.rdma.remote_addr$offset();
+    private static final long RDMA_RKEY = UNION + ibv_send_wr.wr.rdma$offset() + ibv_send_wr.wr.rdma.rkey$offset();
+    private static final long ATOMIC = UNION + ibv_send_wr.wr.atomic$offset();
+    private static final long ATOMIC_ADDR = ATOMIC + ibv_send_wr.wr.atomic.remote_addr$offset();
+    private static final long ATOMIC_COMPARE_ADD = ATOMIC + ibv_send_wr.wr.atomic.compare_add$offset();
+    private static final long ATOMIC_SWAP = ATOMIC + ibv_send_wr.wr.atomic.swap$offset();
+    private static final long ATOMIC_RKEY = ATOMIC + ibv_send_wr.wr.atomic.rkey$offset();
+    private static final long UD = UNION + ibv_send_wr.wr.ud$offset();
+    private static final long UD_AH = UD + ibv_send_wr.wr.ud.ah$offset();
+    private static final long UD_QPN = UD + ibv_send_wr.wr.ud.remote_qpn$offset();
+    private static final long UD_QKEY = UD + ibv_send_wr.wr.ud.remote_qkey$offset();
+    private static final long BIND = ibv_send_wr.bind_mw$offset();
+    private static final long BIND_MW = BIND + ibv_send_wr.bind_mw.mw$offset();
+    private static final long BIND_RKEY = BIND + ibv_send_wr.bind_mw.rkey$offset();
+    private static final long BIND_INFO = BIND + ibv_send_wr.bind_mw.bind_info$offset();
+    private static final long BIND_MR = BIND_INFO + ibv_mw_bind_info.mr$offset();
+    private static final long BIND_ADDR = BIND_INFO + ibv_mw_bind_info.addr$offset();
+    private static final long BIND_LENGTH = BIND_INFO + ibv_mw_bind_info.length$offset();
+    private static final long BIND_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
+
+    private static final int WR_SEND = RdmaCore.IBV_WR_SEND();
+    private static final int WR_SEND_WITH_IMM = RdmaCore.IBV_WR_SEND_WITH_IMM();
+    private static final int WR_SEND_WITH_INV = RdmaCore.IBV_WR_SEND_WITH_INV();
+    private static final int WR_RDMA_WRITE = RdmaCore.IBV_WR_RDMA_WRITE();
+    private static final int WR_RDMA_WRITE_WITH_IMM = RdmaCore.IBV_WR_RDMA_WRITE_WITH_IMM();
+    private static final int WR_RDMA_READ = RdmaCore.IBV_WR_RDMA_READ();
+    private static final int WR_CMP_AND_SWP = RdmaCore.IBV_WR_ATOMIC_CMP_AND_SWP();
+    private static final int WR_FETCH_AND_ADD = RdmaCore.IBV_WR_ATOMIC_FETCH_AND_ADD();
+    private static final int WR_LOCAL_INV = RdmaCore.IBV_WR_LOCAL_INV();
+    private static final int WR_BIND_MW = RdmaCore.IBV_WR_BIND_MW();
+    private static final int SEND_SIGNALED = RdmaCore.IBV_SEND_SIGNALED();
+    private static final int SEND_SOLICITED = RdmaCore.IBV_SEND_SOLICITED();
+    private static final int SEND_INLINE = RdmaCore.IBV_SEND_INLINE();
+    private static final int SEND_FENCE = RdmaCore.IBV_SEND_FENCE();
+
+    /**
+     * @param capacity         the most requests one post carries
+     * @param maxScatterGather the most gather entries per request (at most the QP's send SGE limit)
+     */
+    public SendWorkRequests(int capacity, int maxScatterGather) {
+        super(ibv_send_wr.layout(), ibv_send_wr.wr_id$offset(), ibv_send_wr.next$offset(),
+                ibv_send_wr.sg_list$offset(), ibv_send_wr.num_sge$offset(), capacity, maxScatterGather);
+    }
+
+    /** Empties the batch. */
+    public SendWorkRequests clear() {
+        reset();
+        return this;
+    }
+
+    /** Adds a SEND ({@code IBV_WR_SEND}): the gathered bytes go to the peer's next receive. */
+    public SendWorkRequests send(long workRequestId) {
+        start(workRequestId, WR_SEND);
+        return this;
+    }
+
+    /**
+     * Adds a SEND with 32 bits of immediate data ({@code IBV_WR_SEND_WITH_IMM}), delivered in the receiver's
+     * completion ({@link WorkCompletions#immediateData(int)}). Given in host order; sent big-endian, as the wire
+     * format requires.
+     */
+    public SendWorkRequests sendWithImmediate(long workRequestId, int immediate) {
+        long at = start(workRequestId, WR_SEND_WITH_IMM);
+        requests.set(ValueLayout.JAVA_INT, at + IMM, Integer.reverseBytes(immediate));
+        return this;
+    }
+
+    /** Adds a SEND that also invalidates the peer's {@code rkey} ({@code IBV_WR_SEND_WITH_INV}). */
+    public SendWorkRequests sendWithInvalidate(long workRequestId, int rkeyToInvalidate) {
+        long at = start(workRequestId, WR_SEND_WITH_INV);
+        requests.set(ValueLayout.JAVA_INT, at + INVALIDATE_RKEY, rkeyToInvalidate);
+        return this;
+    }
+
+    /** Adds an RDMA WRITE ({@code IBV_WR_RDMA_WRITE}) of the gathered bytes to the peer's memory. */
+    public SendWorkRequests rdmaWrite(long workRequestId, long remoteAddress, int rkey) {
+        rdma(start(workRequestId, WR_RDMA_WRITE), remoteAddress, rkey);
+        return this;
+    }
+
+    /** Adds an RDMA WRITE that also consumes a receive and delivers {@code immediate} ({@code IBV_WR_RDMA_WRITE_WITH_IMM}). */
+    public SendWorkRequests rdmaWriteWithImmediate(long workRequestId, long remoteAddress, int rkey, int immediate) {
+        long at = start(workRequestId, WR_RDMA_WRITE_WITH_IMM);
+        rdma(at, remoteAddress, rkey);
+        requests.set(ValueLayout.JAVA_INT, at + IMM, Integer.reverseBytes(immediate));
+        return this;
+    }
+
+    /** Adds an RDMA READ ({@code IBV_WR_RDMA_READ}) of the peer's memory into the scattered local entries. */
+    public SendWorkRequests rdmaRead(long workRequestId, long remoteAddress, int rkey) {
+        rdma(start(workRequestId, WR_RDMA_READ), remoteAddress, rkey);
+        return this;
+    }
+
+    /**
+     * Adds an atomic compare-and-swap on 8 aligned bytes of the peer ({@code IBV_WR_ATOMIC_CMP_AND_SWP}); the
+     * old value lands in the one 8-byte gather entry.
+     */
+    public SendWorkRequests compareAndSwap(long workRequestId, long remoteAddress, int rkey, long compare, long swap) {
+        long at = start(workRequestId, WR_CMP_AND_SWP);
+        atomic(at, remoteAddress, rkey, compare);
+        requests.set(ValueLayout.JAVA_LONG, at + ATOMIC_SWAP, swap);
+        return this;
+    }
+
+    /** Adds an atomic fetch-and-add ({@code IBV_WR_ATOMIC_FETCH_AND_ADD}); the old value lands in the gather entry. */
+    public SendWorkRequests fetchAndAdd(long workRequestId, long remoteAddress, int rkey, long add) {
+        atomic(start(workRequestId, WR_FETCH_AND_ADD), remoteAddress, rkey, add);
+        return this;
+    }
+
+    /** Adds a local invalidation of {@code rkey} ({@code IBV_WR_LOCAL_INV}), e.g. of a type 2 memory window. */
+    public SendWorkRequests localInvalidate(long workRequestId, int rkeyToInvalidate) {
+        long at = start(workRequestId, WR_LOCAL_INV);
+        requests.set(ValueLayout.JAVA_INT, at + INVALIDATE_RKEY, rkeyToInvalidate);
+        return this;
+    }
+
+    /**
+     * Adds a bind of a type 2 memory window ({@code IBV_WR_BIND_MW}) to a range of {@code region}.
+     *
+     * @param newRkey the window's next key: {@link MemoryWindow#nextRkey()}
+     */
+    public SendWorkRequests bindMemoryWindow(long workRequestId, MemoryWindow window, int newRkey, MemoryRegion region,
+                                             long offset, long length, Set<Access> access) {
+        java.util.Objects.checkFromIndexSize(offset, length, region.length());
+        long at = start(workRequestId, WR_BIND_MW);
+        requests.set(ValueLayout.JAVA_LONG, at + BIND_MW, window.handle().address());
+        requests.set(ValueLayout.JAVA_INT, at + BIND_RKEY, newRkey);
+        requests.set(ValueLayout.JAVA_LONG, at + BIND_MR, region.handle().address());
+        requests.set(ValueLayout.JAVA_LONG, at + BIND_ADDR, region.address() + offset);
+        requests.set(ValueLayout.JAVA_LONG, at + BIND_LENGTH, length);
+        requests.set(ValueLayout.JAVA_INT, at + BIND_ACCESS, Access.mask(access));
+        return this;
+    }
+
+    /** Adds a gather entry to the last request: bytes of {@code region} from {@code offset}. */
+    public SendWorkRequests gather(MemoryRegion region, long offset, int length) {
+        addEntry(region, offset, length);
+        return this;
+    }
+
+    /**
+     * Adds a gather entry without checking it against a region: the device checks it, and a bad one completes
+     * with an error status rather than failing here. Also the way to gather unregistered memory with
+     * {@link #inline()} ({@code lkey} is then ignored).
+     */
+    public SendWorkRequests gatherUnchecked(long address, int length, int lkey) {
+        addEntry(address, length, lkey);
+        return this;
+    }
+
+    /** Asks for a completion of the last request ({@code IBV_SEND_SIGNALED}; implied when the QP signals all). */
+    public SendWorkRequests signaled() {
+        return flag(SEND_SIGNALED);
+    }
+
+    /** Sets the solicited-event bit ({@code IBV_SEND_SOLICITED}): wakes a receiver armed for solicited events. */
+    public SendWorkRequests solicited() {
+        return flag(SEND_SOLICITED);
+    }
+
+    /** Sends the last request's data inline ({@code IBV_SEND_INLINE}): copied at post, see the class comment. */
+    public SendWorkRequests inline() {
+        return flag(SEND_INLINE);
+    }
+
+    /** Waits for earlier RDMA READs and atomics before the last request starts ({@code IBV_SEND_FENCE}). */
+    public SendWorkRequests fence() {
+        return flag(SEND_FENCE);
+    }
+
+    /**
+     * Addresses the last request, on a UD queue pair, to QP {@code remoteQueuePair} behind {@code address}.
+     */
+    public SendWorkRequests destination(AddressHandle address, int remoteQueuePair, int remoteQkey) {
+        long at = current();
+        requests.set(ValueLayout.JAVA_LONG, at + UD_AH, address.handle().address());
+        requests.set(ValueLayout.JAVA_INT, at + UD_QPN, remoteQueuePair);
+        requests.set(ValueLayout.JAVA_INT, at + UD_QKEY, remoteQkey);
+        return this;
+    }
+
+    private long start(long workRequestId, int opcode) {
+        long at = begin(workRequestId);
+        requests.set(ValueLayout.JAVA_INT, at + OPCODE, opcode);
+        return at;
+    }
+
+    private void rdma(long at, long remoteAddress, int rkey) {
+        requests.set(ValueLayout.JAVA_LONG, at + RDMA_ADDR, remoteAddress);
+        requests.set(ValueLayout.JAVA_INT, at + RDMA_RKEY, rkey);
+    }
+
+    private void atomic(long at, long remoteAddress, int rkey, long compareOrAdd) {
+        requests.set(ValueLayout.JAVA_LONG, at + ATOMIC_ADDR, remoteAddress);
+        requests.set(ValueLayout.JAVA_INT, at + ATOMIC_RKEY, rkey);
+        requests.set(ValueLayout.JAVA_LONG, at + ATOMIC_COMPARE_ADD, compareOrAdd);
+    }
+
+    private SendWorkRequests flag(int flag) {
+        long at = current();
+        requests.set(ValueLayout.JAVA_INT, at + FLAGS, requests.get(ValueLayout.JAVA_INT, at + FLAGS) | flag);
+        return this;
+    }
+}

@@ -1,0 +1,97 @@
+package io.rdma4j.verbs;
+
+import io.rdma4j.bindings.shim.ContextOps;
+import io.rdma4j.bindings.verbs.RdmaCore;
+import io.rdma4j.bindings.verbs.ibv_srq;
+import io.rdma4j.bindings.verbs.ibv_srq_attr;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A shared receive queue ({@code struct ibv_srq}, from {@code ibv_create_srq}; closed by {@code ibv_destroy_srq}):
+ * receive buffers that several queue pairs consume, so that a server need not post receives per connection.
+ *
+ * <p>Lifetime: keeps its protection domain alive; the queue pairs that use it must be closed first (closing a
+ * protection domain or context does so). Thread-safety: posting from several threads is safe.
+ */
+public final class SharedReceiveQueue extends VerbsObject {
+
+    private final ProtectionDomain protectionDomain;
+    private final MemorySegment postFunction;
+
+    SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq) {
+        super(pd, srq, ibv_srq.layout().byteSize());
+        this.protectionDomain = pd;
+        this.postFunction = ContextOps.postSrqRecvFunction(pd.context().handle());
+    }
+
+    /** The protection domain it belongs to. */
+    public ProtectionDomain protectionDomain() {
+        return protectionDomain;
+    }
+
+    /**
+     * Posts the batch's receive requests ({@code ibv_post_srq_recv}). Allocates nothing.
+     *
+     * @throws PostException if the provider rejected a request (its index is in the exception)
+     */
+    public void postReceive(ReceiveWorkRequests requests) {
+        MemorySegment first = requests.prepareForPost();
+        int rc = ContextOps.ibv_post_srq_recv(postFunction, handle(), first, requests.badRequest());
+        if (rc != 0) {
+            throw new PostException("ibv_post_srq_recv", rc, requests.badIndex());
+        }
+    }
+
+    /**
+     * Arms the limit event ({@code ibv_modify_srq} with {@code IBV_SRQ_LIMIT}): when fewer than {@code limit}
+     * receives remain, the context reports {@link AsyncEventType#SRQ_LIMIT_REACHED} once.
+     */
+    public void armLimit(int limit) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_srq_attr.layout());
+            ibv_srq_attr.srq_limit(attr, limit);
+            int rc = RdmaCore.ibv_modify_srq(handle(), attr, RdmaCore.IBV_SRQ_LIMIT());
+            if (rc != 0) {
+                throw RdmaException.of("ibv_modify_srq", rc, "limit " + limit);
+            }
+        }
+    }
+
+    /**
+     * A shared receive queue's size and armed limit ({@code struct ibv_srq_attr}).
+     *
+     * @param maxWorkRequests  receive requests it holds
+     * @param maxScatterGather scatter entries per request
+     * @param limit            the armed limit, 0 when none is armed
+     */
+    public record Attributes(int maxWorkRequests, int maxScatterGather, int limit) {
+    }
+
+    /** The queue's size and armed limit ({@code ibv_query_srq}). */
+    public Attributes query() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_srq_attr.layout());
+            int rc = RdmaCore.ibv_query_srq(handle(), attr);
+            if (rc != 0) {
+                throw RdmaException.of("ibv_query_srq", rc);
+            }
+            return new Attributes(ibv_srq_attr.max_wr(attr), ibv_srq_attr.max_sge(attr), ibv_srq_attr.srq_limit(attr));
+        }
+    }
+
+    @Override
+    int closeRank() {
+        return 1;
+    }
+
+    @Override
+    String destroyVerb() {
+        return "ibv_destroy_srq";
+    }
+
+    @Override
+    int destroy(MemorySegment pointer) {
+        return RdmaCore.ibv_destroy_srq(pointer);
+    }
+}

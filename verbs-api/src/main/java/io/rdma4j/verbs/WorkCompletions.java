@@ -1,0 +1,187 @@
+package io.rdma4j.verbs;
+
+import io.rdma4j.bindings.verbs.RdmaCore;
+import io.rdma4j.bindings.verbs.ibv_wc;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Objects;
+
+/**
+ * A reusable batch of work completions: a view over a native {@code struct ibv_wc[]} that
+ * {@link CompletionQueue#poll(WorkCompletions)} fills ({@code ibv_poll_cq}). Reading a field reads the native
+ * struct in place: nothing is allocated per poll or per completion.
+ *
+ * <p>Lifetime: owns its native array; {@link #close()} frees it. Thread-safety: none — one thread polls into and
+ * reads a batch at a time (use one batch per polling thread).
+ */
+public final class WorkCompletions implements AutoCloseable {
+
+    private static final long SIZE = ibv_wc.layout().byteSize();
+    private static final long WR_ID = ibv_wc.wr_id$offset();
+    private static final long STATUS = ibv_wc.status$offset();
+    private static final long OPCODE = ibv_wc.opcode$offset();
+    private static final long VENDOR_ERR = ibv_wc.vendor_err$offset();
+    private static final long BYTE_LEN = ibv_wc.byte_len$offset();
+    private static final long IMM_DATA = ibv_wc.imm_data$offset();
+    private static final long QP_NUM = ibv_wc.qp_num$offset();
+    private static final long SRC_QP = ibv_wc.src_qp$offset();
+    private static final long WC_FLAGS = ibv_wc.wc_flags$offset();
+    private static final long PKEY_INDEX = ibv_wc.pkey_index$offset();
+    private static final long SLID = ibv_wc.slid$offset();
+    private static final long SL = ibv_wc.sl$offset();
+
+    /** Dense lookup tables: mapping a C value must not allocate (Class.getEnumConstants copies). */
+    private static final WorkCompletionStatus[] STATUSES = table(WorkCompletionStatus.values(), WorkCompletionStatus[]::new);
+    private static final WorkCompletionOpcode[] OPCODES = table(WorkCompletionOpcode.values(), WorkCompletionOpcode[]::new);
+
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment array;
+    private final int capacity;
+    private int count;
+
+    /**
+     * @param capacity how many completions one poll may return
+     * @throws IllegalArgumentException if {@code capacity < 1}
+     */
+    public WorkCompletions(int capacity) {
+        if (capacity < 1) {
+            throw new IllegalArgumentException("capacity must be at least 1, not " + capacity);
+        }
+        this.capacity = capacity;
+        this.array = arena.allocate(ibv_wc.layout(), capacity);
+    }
+
+    /** How many completions a poll may return. */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** How many completions the last poll returned. */
+    public int count() {
+        return count;
+    }
+
+    /** {@code wr_id}: what the work request carried. */
+    public long workRequestId(int index) {
+        return array.get(ValueLayout.JAVA_LONG, at(index) + WR_ID);
+    }
+
+    /** {@code status}. */
+    public WorkCompletionStatus status(int index) {
+        return STATUSES[array.get(ValueLayout.JAVA_INT, at(index) + STATUS)];
+    }
+
+    /** Whether {@link #status(int)} is {@link WorkCompletionStatus#SUCCESS}. */
+    public boolean isSuccess(int index) {
+        return array.get(ValueLayout.JAVA_INT, at(index) + STATUS) == 0;
+    }
+
+    /** The library's description of the status ({@code ibv_wc_status_str}). */
+    public String statusText(int index) {
+        return RdmaCore.ibv_wc_status_str(array.get(ValueLayout.JAVA_INT, at(index) + STATUS)).getString(0);
+    }
+
+    /** {@code opcode}: valid only for successful completions (libibverbs leaves it undefined on errors). */
+    public WorkCompletionOpcode opcode(int index) {
+        return OPCODES[array.get(ValueLayout.JAVA_INT, at(index) + OPCODE)];
+    }
+
+    /** {@code vendor_err}: the provider's own error code for failed completions. */
+    public int vendorError(int index) {
+        return array.get(ValueLayout.JAVA_INT, at(index) + VENDOR_ERR);
+    }
+
+    /** {@code byte_len}: bytes received (receives) or transferred (RDMA READ, atomics). */
+    public int byteLength(int index) {
+        return array.get(ValueLayout.JAVA_INT, at(index) + BYTE_LEN);
+    }
+
+    /** Whether the completion carries immediate data ({@code IBV_WC_WITH_IMM}). */
+    public boolean hasImmediateData(int index) {
+        return (flags(index) & RdmaCore.IBV_WC_WITH_IMM()) != 0;
+    }
+
+    /**
+     * {@code imm_data} in host byte order (the wire and the C struct carry it big-endian); see
+     * {@link SendWorkRequests#sendWithImmediate(long, int)}.
+     */
+    public int immediateData(int index) {
+        return Integer.reverseBytes(array.get(ValueLayout.JAVA_INT, at(index) + IMM_DATA));
+    }
+
+    /** {@code invalidated_rkey} shares {@code imm_data}'s place; valid with {@code IBV_WC_WITH_INV}. */
+    public int invalidatedRkey(int index) {
+        return array.get(ValueLayout.JAVA_INT, at(index) + IMM_DATA);
+    }
+
+    /** {@code qp_num}: the local QP the completion belongs to. */
+    public int queuePairNumber(int index) {
+        return array.get(ValueLayout.JAVA_INT, at(index) + QP_NUM);
+    }
+
+    /** {@code src_qp}: the sender's QP number (UD receives). */
+    public int sourceQueuePair(int index) {
+        return array.get(ValueLayout.JAVA_INT, at(index) + SRC_QP);
+    }
+
+    /** {@code wc_flags} ({@code IBV_WC_GRH}, {@code IBV_WC_WITH_IMM}, {@code IBV_WC_WITH_INV}, …). */
+    public int flags(int index) {
+        return array.get(ValueLayout.JAVA_INT, at(index) + WC_FLAGS);
+    }
+
+    /** Whether a UD receive buffer starts with a 40-byte GRH ({@code IBV_WC_GRH}). */
+    public boolean hasGlobalRouteHeader(int index) {
+        return (flags(index) & RdmaCore.IBV_WC_GRH()) != 0;
+    }
+
+    /** {@code pkey_index} (UD receives on GSI QPs). */
+    public int pkeyIndex(int index) {
+        return Short.toUnsignedInt(array.get(ValueLayout.JAVA_SHORT, at(index) + PKEY_INDEX));
+    }
+
+    /** {@code slid}: the sender's LID (UD receives on InfiniBand). */
+    public int sourceLid(int index) {
+        return Short.toUnsignedInt(array.get(ValueLayout.JAVA_SHORT, at(index) + SLID));
+    }
+
+    /** {@code sl}: the service level (UD receives). */
+    public int serviceLevel(int index) {
+        return Byte.toUnsignedInt(array.get(ValueLayout.JAVA_BYTE, at(index) + SL));
+    }
+
+    /** Frees the native array. Idempotent. */
+    @Override
+    public void close() {
+        if (arena.scope().isAlive()) {
+            arena.close();
+        }
+    }
+
+    /** The native array, for the poll verb. */
+    MemorySegment array() {
+        return array;
+    }
+
+    /** Records how many completions the last poll wrote. */
+    void count(int polled) {
+        this.count = polled;
+    }
+
+    private long at(int index) {
+        Objects.checkIndex(index, count);
+        return index * SIZE;
+    }
+
+    private static <E extends Enum<E> & CValue> E[] table(E[] values, java.util.function.IntFunction<E[]> newArray) {
+        int max = 0;
+        for (E e : values) {
+            max = Math.max(max, e.value());
+        }
+        E[] table = newArray.apply(max + 1);
+        for (E e : values) {
+            table[e.value()] = e;
+        }
+        return table;
+    }
+}

@@ -1,0 +1,158 @@
+package io.rdma4j.verbs;
+
+import io.rdma4j.bindings.verbs.ibv_sge;
+import java.lang.foreign.Arena;
+import java.lang.foreign.GroupLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Objects;
+
+/**
+ * The native memory behind {@link SendWorkRequests} and {@link ReceiveWorkRequests}: an array of work requests,
+ * each with its own run of scatter/gather entries, linked through {@code next} once at construction. Filling a
+ * batch writes the native structs in place; posting passes the first one to the verb. Nothing is allocated after
+ * construction: addresses are written as 64-bit values, never as new segments.
+ */
+abstract class WorkRequestBatch implements AutoCloseable {
+
+    private static final long SGE_SIZE = ibv_sge.layout().byteSize();
+    private static final long SGE_ADDR = ibv_sge.addr$offset();
+    private static final long SGE_LENGTH = ibv_sge.length$offset();
+    private static final long SGE_LKEY = ibv_sge.lkey$offset();
+
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment zero;
+    final MemorySegment requests;
+    private final MemorySegment sges;
+    private final MemorySegment badRequest;
+    private final long requestSize;
+    private final long wrIdOffset;
+    private final long nextOffset;
+    private final long sgListOffset;
+    private final long numSgeOffset;
+    private final int capacity;
+    private final int maxScatterGather;
+    private int count;
+    private int currentSges;
+
+    WorkRequestBatch(GroupLayout layout, long wrIdOffset, long nextOffset, long sgListOffset, long numSgeOffset,
+                     int capacity, int maxScatterGather) {
+        if (capacity < 1) {
+            throw new IllegalArgumentException("a batch holds at least 1 work request, not " + capacity);
+        }
+        if (maxScatterGather < 0) {
+            throw new IllegalArgumentException("scatter/gather entries per request must be >= 0, not " + maxScatterGather);
+        }
+        this.requestSize = layout.byteSize();
+        this.nextOffset = nextOffset;
+        this.sgListOffset = sgListOffset;
+        this.numSgeOffset = numSgeOffset;
+        this.wrIdOffset = wrIdOffset;
+        this.capacity = capacity;
+        this.maxScatterGather = maxScatterGather;
+        this.zero = arena.allocate(layout);
+        this.requests = arena.allocate(layout, capacity);
+        this.sges = arena.allocate(ibv_sge.layout(), Math.max(1L, (long) capacity * maxScatterGather));
+        this.badRequest = arena.allocate(ValueLayout.ADDRESS);
+    }
+
+    /** How many work requests the batch holds at most. */
+    public final int capacity() {
+        return capacity;
+    }
+
+    /** How many work requests have been added since the last {@link #clear()}. */
+    public final int count() {
+        return count;
+    }
+
+    /** The most scatter/gather entries one work request may have. */
+    public final int maxScatterGather() {
+        return maxScatterGather;
+    }
+
+    /** Empties the batch so that it can be filled again. */
+    void reset() {
+        count = 0;
+        currentSges = 0;
+    }
+
+    /** Starts the next work request, zeroed but for its links; returns its byte offset in {@link #requests}. */
+    final long begin(long workRequestId) {
+        if (count == capacity) {
+            throw new IllegalStateException("the batch is full: " + capacity + " work requests");
+        }
+        long base = count * requestSize;
+        MemorySegment.copy(zero, 0, requests, base, requestSize);
+        requests.set(ValueLayout.JAVA_LONG, base + wrIdOffset, workRequestId);
+        requests.set(ValueLayout.JAVA_LONG, base + sgListOffset,
+                sges.address() + (long) count * maxScatterGather * SGE_SIZE);
+        count++;
+        currentSges = 0;
+        return base;
+    }
+
+    /** The byte offset of the request being filled. */
+    final long current() {
+        if (count == 0) {
+            throw new IllegalStateException("add a work request first");
+        }
+        return (count - 1) * requestSize;
+    }
+
+    /** Appends a scatter/gather entry inside {@code region} to the current request. */
+    final void addEntry(MemoryRegion region, long offset, int length) {
+        Objects.checkFromIndexSize(offset, Integer.toUnsignedLong(length), region.length());
+        addEntry(region.address() + offset, length, region.lkey());
+    }
+
+    /** Appends a scatter/gather entry to the current request, unchecked: the device judges it. */
+    final void addEntry(long address, int length, int lkey) {
+        long request = current();
+        if (currentSges == maxScatterGather) {
+            throw new IllegalStateException("this batch allows " + maxScatterGather + " scatter/gather entries per request");
+        }
+        long sge = ((long) (count - 1) * maxScatterGather + currentSges) * SGE_SIZE;
+        sges.set(ValueLayout.JAVA_LONG, sge + SGE_ADDR, address);
+        sges.set(ValueLayout.JAVA_INT, sge + SGE_LENGTH, length);
+        sges.set(ValueLayout.JAVA_INT, sge + SGE_LKEY, lkey);
+        currentSges++;
+        requests.set(ValueLayout.JAVA_INT, request + numSgeOffset, currentSges);
+    }
+
+    /**
+     * Links the requests for a post: each to the next, the last to NULL. Links are rewritten per post because a
+     * batch may hold fewer requests than last time; this costs a store per request and no allocation.
+     *
+     * @return the first request
+     */
+    final MemorySegment prepareForPost() {
+        if (count == 0) {
+            throw new IllegalStateException("the batch is empty");
+        }
+        for (int i = 0; i < count - 1; i++) {
+            requests.set(ValueLayout.JAVA_LONG, i * requestSize + nextOffset, requests.address() + (i + 1) * requestSize);
+        }
+        requests.set(ValueLayout.JAVA_LONG, (count - 1) * requestSize + nextOffset, 0L);
+        return requests;
+    }
+
+    /** The {@code bad_wr} out-parameter of the post verbs. */
+    final MemorySegment badRequest() {
+        return badRequest;
+    }
+
+    /** Which request the verb reported through {@code bad_wr}. */
+    final int badIndex() {
+        long bad = badRequest.get(ValueLayout.JAVA_LONG, 0);
+        return bad == 0 ? -1 : (int) ((bad - requests.address()) / requestSize);
+    }
+
+    /** Frees the native memory. Idempotent; the batch must not be in a post on another thread. */
+    @Override
+    public final void close() {
+        if (arena.scope().isAlive()) {
+            arena.close();
+        }
+    }
+}
