@@ -96,36 +96,43 @@ public final class QueuePair extends VerbsObject {
     }
 
     /**
-     * Changes attributes and/or state ({@code ibv_modify_qp}). The transition and its required attributes are
-     * checked first against the state machine of the specification.
+     * Changes attributes and/or state ({@code ibv_modify_qp}). When the verb refuses (EINVAL), the refusal is
+     * explained against the state machine of the specification: a transition the current state does not allow is
+     * an {@link IllegalStateException}, missing attributes an {@link IllegalArgumentException} naming them. The
+     * check comes after the verb, not before, because not every provider reports the current state (siw does
+     * not), and a check against a wrong state would refuse valid calls.
      *
      * @throws IllegalStateException    if the QP's current state cannot move to the requested one
-     * @throws IllegalArgumentException if the transition needs attributes that were not set (they are named)
-     * @throws RdmaException            if the verb fails (e.g. EINVAL for a value the device rejects)
+     * @throws IllegalArgumentException if the transition needs attributes that were not set
+     * @throws RdmaException            if the verb fails otherwise (e.g. for a value the device rejects)
      */
     public void modify(QueuePairAttributes attributes) {
         Objects.requireNonNull(attributes, "attributes");
-        if (attributes.state() != null) {
+        int rc;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+            attributes.writeTo(attr);
+            rc = RdmaCore.ibv_modify_qp(handle(), attr, attributes.mask());
+        }
+        if (rc == 0) {
+            return;
+        }
+        RdmaException failure = RdmaException.of("ibv_modify_qp", rc, describe() + " attributes "
+                + QueuePairTransitions.names(attributes.mask())
+                + (attributes.state() == null ? "" : " to " + attributes.state()));
+        if (rc == RdmaCore.EINVAL() && attributes.state() != null) {
             QueuePairState from = state();
             QueuePairState to = attributes.state();
             if (!QueuePairTransitions.allowed(from, to)) {
-                throw new IllegalStateException(describe() + " cannot move from " + from + " to " + to);
+                throw new IllegalStateException(describe() + " cannot move from " + from + " to " + to, failure);
             }
             int missing = QueuePairTransitions.required(type, from, to) & ~attributes.mask();
             if (missing != 0) {
                 throw new IllegalArgumentException(describe() + ": " + from + " to " + to + " for " + type
-                        + " needs " + QueuePairTransitions.names(missing));
+                        + " needs " + QueuePairTransitions.names(missing), failure);
             }
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
-            attributes.writeTo(attr);
-            int rc = RdmaCore.ibv_modify_qp(handle(), attr, attributes.mask());
-            if (rc != 0) {
-                throw RdmaException.of("ibv_modify_qp", rc, describe() + " attributes " + QueuePairTransitions.names(
-                        attributes.mask()) + (attributes.state() == null ? "" : " to " + attributes.state()));
-            }
-        }
+        throw failure;
     }
 
     /**
@@ -191,6 +198,7 @@ public final class QueuePair extends VerbsObject {
 
     /**
      * The current state ({@code ibv_query_qp}); reflects transitions made by the kernel too (rdma_cm, errors).
+     * Providers that do not report the state (siw) always answer {@link QueuePairState#RESET}.
      */
     public QueuePairState state() {
         return queryAttributes(RdmaCore.IBV_QP_STATE()).state();

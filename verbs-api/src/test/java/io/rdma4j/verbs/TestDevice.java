@@ -23,6 +23,22 @@ final class TestDevice {
         return Device.byName(name).orElseGet(() -> fail("RDMA device " + name + " not found; present: " + Device.list()));
     }
 
+    /**
+     * The IP address of the test device's port, from {@code RDMA4J_TEST_ADDRESS}: needed to connect iWARP queue
+     * pairs (through rdma_cm) and to pick the RoCE GID of that address.
+     */
+    static java.net.InetAddress address() {
+        String value = System.getenv("RDMA4J_TEST_ADDRESS");
+        if (value == null || value.isBlank()) {
+            return fail("RDMA4J_TEST_ADDRESS is not set: it names the IP address of the test device's port");
+        }
+        try {
+            return java.net.InetAddress.getByName(value);
+        } catch (java.net.UnknownHostException e) {
+            return fail("RDMA4J_TEST_ADDRESS is not an IP address: " + value);
+        }
+    }
+
     /** Opens the test device. */
     static Context open() {
         return device().open();

@@ -1,0 +1,104 @@
+package io.rdma4j.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+
+/**
+ * Two connected queue pairs of one type on the test device, in one process: a {@link #client} and a
+ * {@link #server}, each with its own CQ, in one protection domain. On RoCE they are connected by hand
+ * (addressed by the RoCE v2 GID of the test address, through rxe's loopback); on iWARP through rdma_cm
+ * ({@link IwarpConnector}).
+ */
+final class ConnectedPair implements AutoCloseable {
+
+    static final Set<Access> REMOTE_ACCESS =
+            EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ, Access.REMOTE_ATOMIC);
+
+    final Context context;
+    final ProtectionDomain pd;
+    final CompletionQueue clientCq;
+    final CompletionQueue serverCq;
+    final QueuePair client;
+    final QueuePair server;
+    private final IwarpConnector connector;
+
+    private ConnectedPair(Context context, QueuePairType type, UnaryOperator<QueuePair.Builder> clientSetup,
+                          UnaryOperator<QueuePair.Builder> serverSetup, CompletionChannel channel) {
+        this.context = context;
+        this.pd = context.allocateProtectionDomain();
+        this.clientCq = context.createCompletionQueue(64, channel, 0);
+        this.serverCq = context.createCompletionQueue(64, channel, 0);
+        QueuePairCapabilities caps = new QueuePairCapabilities(32, 32, 2, 2, 64);
+        this.client = clientSetup.apply(pd.queuePair(type).completionQueue(clientCq).capabilities(caps)).create();
+        this.server = serverSetup.apply(pd.queuePair(type).completionQueue(serverCq).capabilities(caps)).create();
+        client.initialize(1, REMOTE_ACCESS);
+        server.initialize(1, REMOTE_ACCESS);
+        if (context.device().transport() == Transport.IWARP) {
+            connector = new IwarpConnector();
+            connector.connect(client, server, TestDevice.address());
+        } else {
+            connector = null;
+            AddressVector self = AddressVector.ofGid(gid(context).gid(), gid(context).index(), 1);
+            Mtu mtu = context.queryPort(1).activeMtu();
+            client.readyToReceive(self, server.number(), 0, mtu);
+            server.readyToReceive(self, client.number(), 0, mtu);
+            client.readyToSend(0);
+            server.readyToSend(0);
+        }
+        if (connector == null) {
+            // siw does not report QP states (siw_query_qp leaves qp_state 0), so only RoCE can check them.
+            assertEquals(QueuePairState.READY_TO_SEND, client.state());
+            assertEquals(QueuePairState.READY_TO_SEND, server.state());
+        }
+    }
+
+    /** An RC pair with default queue pairs. */
+    static ConnectedPair reliable(Context context) {
+        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, b -> b, b -> b, null);
+    }
+
+    /** An RC pair whose queue pairs are set up further by the two operators, and whose CQs use {@code channel}. */
+    static ConnectedPair reliable(Context context, UnaryOperator<QueuePair.Builder> client,
+                                  UnaryOperator<QueuePair.Builder> server, CompletionChannel channel) {
+        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, client, server, channel);
+    }
+
+    /** The RoCE v2 GID entry of the test address (rxe loopback goes through it). */
+    static GidEntry gid(Context context) {
+        InetAddress address = TestDevice.address();
+        return context.gidTable().stream()
+                .filter(g -> g.type() == GidType.ROCE_V2 && g.asInetAddress().equals(address))
+                .findFirst()
+                .orElseGet(() -> fail("no RoCE v2 GID for " + address + " in " + context.gidTable()));
+    }
+
+    /** Polls {@code cq} until {@code expected} completions arrived (or fails after 10 s). */
+    static WorkCompletions await(CompletionQueue cq, WorkCompletions into, int expected) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        int n = 0;
+        while (n == 0) {
+            n = cq.poll(into);
+            if (n == 0 && System.nanoTime() > deadline) {
+                fail("no completion within 10 s");
+            }
+        }
+        assertEquals(expected, n, "completions polled at once");
+        return into;
+    }
+
+    @Override
+    public void close() {
+        if (connector != null) {
+            connector.close();
+        }
+        pd.close();
+        clientCq.close();
+        serverCq.close();
+    }
+}
