@@ -34,6 +34,8 @@ public final class QueuePair extends VerbsObject {
     private final QueuePairCapabilities capabilities;
     private final MemorySegment postSendFunction;
     private final MemorySegment postReceiveFunction;
+    /** The state of the last successful modify (RESET at creation); the kernel may have moved on since. */
+    private volatile QueuePairState lastState = QueuePairState.RESET;
 
     private QueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairType type, QueuePairCapabilities granted) {
         super(pd, qp, ibv_qp.layout().byteSize());
@@ -96,11 +98,11 @@ public final class QueuePair extends VerbsObject {
     }
 
     /**
-     * Changes attributes and/or state ({@code ibv_modify_qp}). When the verb refuses (EINVAL), the refusal is
-     * explained against the state machine of the specification: a transition the current state does not allow is
-     * an {@link IllegalStateException}, missing attributes an {@link IllegalArgumentException} naming them. The
-     * check comes after the verb, not before, because not every provider reports the current state (siw does
-     * not), and a check against a wrong state would refuse valid calls.
+     * Changes attributes and/or state ({@code ibv_modify_qp}), checked against the state machine of the
+     * specification: attributes that the transition from the last state set through rdma4j requires but that were
+     * not set are an {@link IllegalArgumentException} naming them, before any verb runs. A transition is only
+     * judged after the verb refused it (EINVAL), against the state the provider reports, because states also
+     * change outside rdma4j (rdma_cm, errors) and not every provider reports them (siw does not).
      *
      * @throws IllegalStateException    if the QP's current state cannot move to the requested one
      * @throws IllegalArgumentException if the transition needs attributes that were not set
@@ -108,6 +110,17 @@ public final class QueuePair extends VerbsObject {
      */
     public void modify(QueuePairAttributes attributes) {
         Objects.requireNonNull(attributes, "attributes");
+        QueuePairState to = attributes.state();
+        QueuePairState from = lastState;
+        if (to != null && QueuePairTransitions.allowed(from, to)) {
+            // Checked against the state rdma4j last set: providers may not check (siw accepts INIT without access
+            // flags), and some cannot report the state.
+            int missing = QueuePairTransitions.required(type, from, to) & ~attributes.mask();
+            if (missing != 0) {
+                throw new IllegalArgumentException(describe() + ": " + from + " to " + to + " for " + type
+                        + " needs " + QueuePairTransitions.names(missing));
+            }
+        }
         int rc;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
@@ -115,21 +128,18 @@ public final class QueuePair extends VerbsObject {
             rc = RdmaCore.ibv_modify_qp(handle(), attr, attributes.mask());
         }
         if (rc == 0) {
+            if (to != null) {
+                lastState = to;
+            }
             return;
         }
         RdmaException failure = RdmaException.of("ibv_modify_qp", rc, describe() + " attributes "
                 + QueuePairTransitions.names(attributes.mask())
                 + (attributes.state() == null ? "" : " to " + attributes.state()));
-        if (rc == RdmaCore.EINVAL() && attributes.state() != null) {
-            QueuePairState from = state();
-            QueuePairState to = attributes.state();
-            if (!QueuePairTransitions.allowed(from, to)) {
-                throw new IllegalStateException(describe() + " cannot move from " + from + " to " + to, failure);
-            }
-            int missing = QueuePairTransitions.required(type, from, to) & ~attributes.mask();
-            if (missing != 0) {
-                throw new IllegalArgumentException(describe() + ": " + from + " to " + to + " for " + type
-                        + " needs " + QueuePairTransitions.names(missing), failure);
+        if (rc == RdmaCore.EINVAL() && to != null) {
+            QueuePairState current = state();
+            if (!QueuePairTransitions.allowed(current, to)) {
+                throw new IllegalStateException(describe() + " cannot move from " + current + " to " + to, failure);
             }
         }
         throw failure;

@@ -134,6 +134,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
             requests.set(ValueLayout.JAVA_LONG, i * requestSize + nextOffset, requests.address() + (i + 1) * requestSize);
         }
         requests.set(ValueLayout.JAVA_LONG, (count - 1) * requestSize + nextOffset, 0L);
+        badRequest.set(ValueLayout.JAVA_LONG, 0, 0L);
         return requests;
     }
 

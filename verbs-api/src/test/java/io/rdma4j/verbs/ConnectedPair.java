@@ -29,7 +29,8 @@ final class ConnectedPair implements AutoCloseable {
     private final IwarpConnector connector;
 
     private ConnectedPair(Context context, QueuePairType type, UnaryOperator<QueuePair.Builder> clientSetup,
-                          UnaryOperator<QueuePair.Builder> serverSetup, CompletionChannel channel) {
+                          UnaryOperator<QueuePair.Builder> serverSetup, CompletionChannel channel,
+                          UnaryOperator<QueuePairAttributes> clientReadyToSend) {
         this.context = context;
         this.pd = context.allocateProtectionDomain();
         this.clientCq = context.createCompletionQueue(64, channel, 0);
@@ -48,7 +49,8 @@ final class ConnectedPair implements AutoCloseable {
             Mtu mtu = context.queryPort(1).activeMtu();
             client.readyToReceive(self, server.number(), 0, mtu);
             server.readyToReceive(self, client.number(), 0, mtu);
-            client.readyToSend(0);
+            client.modify(clientReadyToSend.apply(new QueuePairAttributes().state(QueuePairState.READY_TO_SEND)
+                    .sendPsn(0).timeout(14).retryCount(7).rnrRetry(7).maxReadAtomic(1)));
             server.readyToSend(0);
         }
         if (connector == null) {
@@ -60,13 +62,18 @@ final class ConnectedPair implements AutoCloseable {
 
     /** An RC pair with default queue pairs. */
     static ConnectedPair reliable(Context context) {
-        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, b -> b, b -> b, null);
+        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, b -> b, b -> b, null, a -> a);
+    }
+
+    /** An RC pair whose client moves to RTS with {@code clientReadyToSend} applied (RoCE only). */
+    static ConnectedPair reliable(Context context, UnaryOperator<QueuePairAttributes> clientReadyToSend) {
+        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, b -> b, b -> b, null, clientReadyToSend);
     }
 
     /** An RC pair whose queue pairs are set up further by the two operators, and whose CQs use {@code channel}. */
     static ConnectedPair reliable(Context context, UnaryOperator<QueuePair.Builder> client,
                                   UnaryOperator<QueuePair.Builder> server, CompletionChannel channel) {
-        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, client, server, channel);
+        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, client, server, channel, a -> a);
     }
 
     /** The RoCE v2 GID entry of the test address (rxe loopback goes through it). */

@@ -1,0 +1,125 @@
+package io.rdma4j.verbs;
+
+import static io.rdma4j.verbs.ConnectedPair.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** Bad work requests end as error completions (and async events), never as crashes or hangs. */
+@Tag("device")
+class ErrorCompletionTest {
+
+    private Context context;
+    private ConnectedPair pair;
+    private MemoryRegion memory;
+    private SendWorkRequests sends;
+    private ReceiveWorkRequests receives;
+    private WorkCompletions completions;
+
+    @BeforeEach
+    void connect() {
+        context = TestDevice.open();
+        pair = ConnectedPair.reliable(context);
+        memory = pair.pd.allocateMemory(4096, ConnectedPair.REMOTE_ACCESS);
+        sends = new SendWorkRequests(4, 1);
+        receives = new ReceiveWorkRequests(4, 1);
+        completions = new WorkCompletions(4);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable c : new AutoCloseable[] {sends, receives, completions, pair, context}) {
+            if (c != null) {
+                c.close();
+            }
+        }
+    }
+
+    @Test
+    void aGatherEntryOutsideTheRegionIsALocalProtectionError() {
+        sends.clear().rdmaWrite(1, memory.address(), memory.rkey())
+                .gatherUnchecked(memory.address() + 4096, 64, memory.lkey()).signaled();
+        pair.client.postSend(sends);
+        await(pair.clientCq, completions, 1);
+        assertEquals(1, completions.workRequestId(0));
+        assertFalse(completions.isSuccess(0));
+        // rxe reports the protection error itself; siw fails the work request as a local QP operation error.
+        assertEquals(iwarp() ? WorkCompletionStatus.LOCAL_QP_OPERATION_ERROR : WorkCompletionStatus.LOCAL_PROTECTION_ERROR,
+                completions.status(0), completions.statusText(0));
+    }
+
+    @Test
+    void readingWithAWrongRemoteKeyIsARemoteAccessError() {
+        sends.clear().rdmaRead(2, memory.address(), memory.rkey() ^ 0x5500).gather(memory, 0, 64).signaled();
+        pair.client.postSend(sends);
+        await(pair.clientCq, completions, 1);
+        assertEquals(2, completions.workRequestId(0));
+        // siw: the target answers with an iWARP TERMINATE, which moves the QP to error and flushes the READ.
+        assertEquals(iwarp() ? WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR : WorkCompletionStatus.REMOTE_ACCESS_ERROR,
+                completions.status(0), completions.statusText(0));
+    }
+
+    @Test
+    void aReceiveBufferTheTargetMayNotWriteIsAQueuePairAsyncEvent() throws InterruptedException {
+        assumeFalse(!iwarp(), "rxe (Linux 6.1) raises no QP async events, only CQ, SRQ, SQ-drained and port ones");
+        receives.clear().add(1).scatterUnchecked(memory.address(), 64, memory.lkey() ^ 0x5500);
+        pair.server.postReceive(receives);
+        sends.clear().send(2).gather(memory, 0, 64).signaled();
+        pair.client.postSend(sends);
+        Optional<AsyncEvent> event = context.nextAsyncEvent(Duration.ofSeconds(10));
+        assertTrue(event.isPresent(), "the receiving QP reports the bad buffer asynchronously");
+        assertEquals(AsyncEventType.QP_ACCESS_ERROR, event.get().type(), event.get().toString());
+        assertSame(pair.server, event.get().queuePair(), event.get().toString());
+    }
+
+    @Test
+    void aSendWithoutAReceiveExhaustsTheRnrRetries() {
+        assumeFalse(iwarp(),
+                "iWARP has no receiver-not-ready flow control: a send without a receive terminates the stream");
+        pair.close();
+        pair = ConnectedPair.reliable(context, rts -> rts.rnrRetry(0));
+        memory = pair.pd.allocateMemory(4096, ConnectedPair.REMOTE_ACCESS);
+        sends.clear().send(3).gather(memory, 0, 8).signaled();
+        pair.client.postSend(sends);
+        await(pair.clientCq, completions, 1);
+        assertEquals(WorkCompletionStatus.RNR_RETRY_EXCEEDED_ERROR, completions.status(0), completions.statusText(0));
+    }
+
+    private boolean iwarp() {
+        return context.device().transport() == Transport.IWARP;
+    }
+
+    @Test
+    void movingToErrorFlushesPostedWork() {
+        receives.clear().add(10).scatter(memory, 0, 64).add(11).scatter(memory, 64, 64);
+        pair.server.postReceive(receives);
+        pair.server.moveToError();
+        WorkCompletions one = new WorkCompletions(1);
+        try (one) {
+            for (long expected = 10; expected <= 11; expected++) {
+                await(pair.serverCq, one, 1);
+                assertEquals(expected, one.workRequestId(0));
+                assertEquals(WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR, one.status(0), one.statusText(0));
+            }
+        }
+    }
+
+    @Test
+    void aQueuePairInErrorCanBeResetAndSetUpAgain() {
+        pair.client.moveToError();
+        pair.client.reset();
+        if (context.device().transport() != Transport.IWARP) {
+            assertEquals(QueuePairState.RESET, pair.client.state());
+        }
+        pair.client.initialize(1, ConnectedPair.REMOTE_ACCESS);
+    }
+}
