@@ -259,7 +259,7 @@ public final class Context extends VerbsObject {
 
     @Override
     int closeRank() {
-        return 6;
+        return 7;
     }
 
     @Override

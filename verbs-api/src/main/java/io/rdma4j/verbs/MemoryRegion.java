@@ -69,7 +69,7 @@ public final class MemoryRegion extends VerbsObject {
 
     @Override
     int closeRank() {
-        return 4;
+        return 5;
     }
 
     @Override

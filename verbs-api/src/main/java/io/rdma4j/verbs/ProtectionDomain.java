@@ -158,7 +158,7 @@ public final class ProtectionDomain extends VerbsObject {
 
     @Override
     int closeRank() {
-        return 5;
+        return 6;
     }
 
     @Override

@@ -34,11 +34,14 @@ public final class QueuePair extends VerbsObject {
     private final QueuePairCapabilities capabilities;
     private final MemorySegment postSendFunction;
     private final MemorySegment postReceiveFunction;
+    private final boolean usesSharedReceiveQueue;
     /** The state of the last successful modify (RESET at creation); the kernel may have moved on since. */
     private volatile QueuePairState lastState = QueuePairState.RESET;
 
-    private QueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairType type, QueuePairCapabilities granted) {
+    private QueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairType type, QueuePairCapabilities granted,
+                      boolean usesSharedReceiveQueue) {
         super(pd, qp, ibv_qp.layout().byteSize());
+        this.usesSharedReceiveQueue = usesSharedReceiveQueue;
         this.protectionDomain = pd;
         this.type = type;
         this.capabilities = granted;
@@ -86,10 +89,15 @@ public final class QueuePair extends VerbsObject {
     /**
      * Posts the batch's receive requests ({@code ibv_post_recv}). Allocates nothing.
      *
-     * @throws PostException         if the provider rejected a request (e.g. this QP uses a shared receive queue)
-     * @throws IllegalStateException if this QP or the batch is closed, or the batch is empty
+     * @throws PostException         if the provider rejected a request
+     * @throws IllegalStateException if this QP uses a shared receive queue, if it or the batch is closed, or if
+     *                               the batch is empty
      */
     public void postReceive(ReceiveWorkRequests requests) {
+        if (usesSharedReceiveQueue) {
+            // Some providers (siw) crash when asked to post to the receive queue such a QP does not have.
+            throw new IllegalStateException(describe() + " takes its receives from a shared receive queue: post there");
+        }
         MemorySegment first = requests.prepareForPost();
         int rc = ContextOps.ibv_post_recv(postReceiveFunction, handle(), first, requests.badRequest());
         if (rc != 0) {
@@ -343,7 +351,8 @@ public final class QueuePair extends VerbsObject {
                 if (qp.address() == 0) {
                     throw RdmaException.of("ibv_create_qp", Errno.get(state), type + " with " + capabilities);
                 }
-                return new QueuePair(pd, qp, type, QueuePairCapabilities.readFrom(ibv_qp_init_attr.cap(init)));
+                return new QueuePair(pd, qp, type, QueuePairCapabilities.readFrom(ibv_qp_init_attr.cap(init)),
+                        sharedReceiveQueue != null);
             }
         }
     }

@@ -17,7 +17,7 @@ import java.util.List;
  *
  * <p>A child keeps its parent (a strong reference), and the parent keeps its live children, so closing a parent
  * first closes every live descendant, in the order libibverbs requires: QP, SRQ, CQ, completion channel,
- * MR/MW/AH, PD, context ({@link #closeRank()}).
+ * MW/AH, MR (a bound window holds its region), PD, context ({@link #closeRank()}).
  */
 abstract class VerbsObject implements AutoCloseable {
 

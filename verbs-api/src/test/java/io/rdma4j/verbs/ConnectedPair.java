@@ -26,18 +26,25 @@ final class ConnectedPair implements AutoCloseable {
     final CompletionQueue serverCq;
     final QueuePair client;
     final QueuePair server;
+    /** The server's shared receive queue, or {@code null}. */
+    final SharedReceiveQueue srq;
     private final IwarpConnector connector;
 
     private ConnectedPair(Context context, QueuePairType type, UnaryOperator<QueuePair.Builder> clientSetup,
                           UnaryOperator<QueuePair.Builder> serverSetup, CompletionChannel channel,
-                          UnaryOperator<QueuePairAttributes> clientReadyToSend) {
+                          UnaryOperator<QueuePairAttributes> clientReadyToSend, boolean sharedReceiveQueue) {
         this.context = context;
         this.pd = context.allocateProtectionDomain();
+        this.srq = sharedReceiveQueue ? pd.createSharedReceiveQueue(16, 1) : null;
         this.clientCq = context.createCompletionQueue(64, channel, 0);
         this.serverCq = context.createCompletionQueue(64, channel, 0);
         QueuePairCapabilities caps = new QueuePairCapabilities(32, 32, 2, 2, 64);
         this.client = clientSetup.apply(pd.queuePair(type).completionQueue(clientCq).capabilities(caps)).create();
-        this.server = serverSetup.apply(pd.queuePair(type).completionQueue(serverCq).capabilities(caps)).create();
+        QueuePair.Builder serverBuilder = pd.queuePair(type).completionQueue(serverCq).capabilities(caps);
+        if (srq != null) {
+            serverBuilder.sharedReceiveQueue(srq);
+        }
+        this.server = serverSetup.apply(serverBuilder).create();
         client.initialize(1, REMOTE_ACCESS);
         server.initialize(1, REMOTE_ACCESS);
         if (context.device().transport() == Transport.IWARP) {
@@ -62,18 +69,23 @@ final class ConnectedPair implements AutoCloseable {
 
     /** An RC pair with default queue pairs. */
     static ConnectedPair reliable(Context context) {
-        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, b -> b, b -> b, null, a -> a);
+        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, b -> b, b -> b, null, a -> a, false);
     }
 
     /** An RC pair whose client moves to RTS with {@code clientReadyToSend} applied (RoCE only). */
     static ConnectedPair reliable(Context context, UnaryOperator<QueuePairAttributes> clientReadyToSend) {
-        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, b -> b, b -> b, null, clientReadyToSend);
+        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, b -> b, b -> b, null, clientReadyToSend, false);
     }
 
     /** An RC pair whose queue pairs are set up further by the two operators, and whose CQs use {@code channel}. */
     static ConnectedPair reliable(Context context, UnaryOperator<QueuePair.Builder> client,
                                   UnaryOperator<QueuePair.Builder> server, CompletionChannel channel) {
-        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, client, server, channel, a -> a);
+        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, client, server, channel, a -> a, false);
+    }
+
+    /** An RC pair whose server takes its receives from a shared receive queue ({@link #srq}) in the pair's PD. */
+    static ConnectedPair withSharedReceiveQueue(Context context) {
+        return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, b -> b, b -> b, null, a -> a, true);
     }
 
     /** The RoCE v2 GID entry of the test address (rxe loopback goes through it). */

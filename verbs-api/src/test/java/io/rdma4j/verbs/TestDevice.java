@@ -39,6 +39,14 @@ final class TestDevice {
         }
     }
 
+    /** siw's vendor id ({@code SIW_VENDOR_ID}, "bmt"): for tests that meet a known gap of soft-iWARP. */
+    private static final int SIW_VENDOR_ID = 0x626d74;
+
+    /** Whether {@code context} is a soft-iWARP (siw) device. */
+    static boolean isSoftIwarp(Context context) {
+        return context.queryDevice().vendorId() == SIW_VENDOR_ID;
+    }
+
     /** Opens the test device. */
     static Context open() {
         return device().open();
