@@ -1,0 +1,98 @@
+package io.rdma4j.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.rdma4j.bindings.shim.NativeLibraries;
+import io.rdma4j.bindings.verbs.RdmaCore;
+import io.rdma4j.bindings.verbs.ibv_recv_wr;
+import io.rdma4j.bindings.verbs.ibv_send_wr;
+import io.rdma4j.bindings.verbs.ibv_sge;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Unit tests: what the batches write into native work requests (no device). */
+class WorkRequestBatchTest {
+
+    @BeforeAll
+    static void libraries() {
+        NativeLibraries.require();
+    }
+
+    @Test
+    void sendRequestsCarryOpcodeFlagsRemoteAddressAndGatherEntries() {
+        try (SendWorkRequests sends = new SendWorkRequests(4, 2)) {
+            sends.clear()
+                    .rdmaWrite(11, 0x1000_2000L, 0x77).gatherUnchecked(0xA000, 100, 5).gatherUnchecked(0xB000, 200, 6)
+                    .signaled().fence()
+                    .sendWithImmediate(12, 0x01020304).solicited();
+            MemorySegment first = sends.prepareForPost();
+            MemorySegment wr0 = first.asSlice(0, ibv_send_wr.layout().byteSize());
+            MemorySegment wr1 = first.asSlice(ibv_send_wr.layout().byteSize(), ibv_send_wr.layout().byteSize());
+            assertEquals(11, ibv_send_wr.wr_id(wr0));
+            assertEquals(RdmaCore.IBV_WR_RDMA_WRITE(), ibv_send_wr.opcode(wr0));
+            assertEquals(RdmaCore.IBV_SEND_SIGNALED() | RdmaCore.IBV_SEND_FENCE(), ibv_send_wr.send_flags(wr0));
+            MemorySegment rdma = ibv_send_wr.wr.rdma(ibv_send_wr.wr(wr0));
+            assertEquals(0x1000_2000L, ibv_send_wr.wr.rdma.remote_addr(rdma));
+            assertEquals(0x77, ibv_send_wr.wr.rdma.rkey(rdma));
+            assertEquals(2, ibv_send_wr.num_sge(wr0));
+            MemorySegment sges = ibv_send_wr.sg_list(wr0).reinterpret(2 * ibv_sge.layout().byteSize());
+            assertEquals(0xB000, ibv_sge.addr(ibv_sge.asSlice(sges, 1)));
+            assertEquals(200, ibv_sge.length(ibv_sge.asSlice(sges, 1)));
+            assertEquals(6, ibv_sge.lkey(ibv_sge.asSlice(sges, 1)));
+            assertEquals(wr1.address(), ibv_send_wr.next(wr0).address(), "linked to the next request");
+            assertEquals(0, ibv_send_wr.next(wr1).address(), "the last request ends the list");
+            assertEquals(RdmaCore.IBV_WR_SEND_WITH_IMM(), ibv_send_wr.opcode(wr1));
+            assertEquals(Integer.reverseBytes(0x01020304), ibv_send_wr.imm_data(wr1), "immediate data is big-endian");
+            assertEquals(RdmaCore.IBV_SEND_SOLICITED(), ibv_send_wr.send_flags(wr1), "flags start clear per request");
+            assertEquals(0, ibv_send_wr.num_sge(wr1));
+        }
+    }
+
+    @Test
+    void aRefilledBatchForgetsThePreviousRequests() {
+        try (ReceiveWorkRequests receives = new ReceiveWorkRequests(2, 1)) {
+            receives.clear().add(1).scatterUnchecked(0x10, 8, 1).add(2).scatterUnchecked(0x20, 8, 2);
+            receives.prepareForPost();
+            receives.clear().add(3);
+            MemorySegment first = receives.prepareForPost();
+            assertEquals(1, receives.count());
+            assertEquals(3, ibv_recv_wr.wr_id(first));
+            assertEquals(0, ibv_recv_wr.num_sge(first));
+            assertEquals(0, ibv_recv_wr.next(first).address());
+        }
+    }
+
+    @Test
+    void limitsAreCheckedBeforeAnyVerb() {
+        try (SendWorkRequests sends = new SendWorkRequests(1, 1)) {
+            assertThrows(IllegalStateException.class, sends::prepareForPost, "empty");
+            assertThrows(IllegalStateException.class, sends::signaled, "no request to flag");
+            sends.clear().send(1).gatherUnchecked(0, 1, 0);
+            assertThrows(IllegalStateException.class, () -> sends.gatherUnchecked(0, 1, 0), "too many entries");
+            assertThrows(IllegalStateException.class, () -> sends.send(2), "full");
+        }
+        assertThrows(IllegalArgumentException.class, () -> new SendWorkRequests(0, 1));
+        assertThrows(IllegalArgumentException.class, () -> new WorkCompletions(0));
+    }
+
+    @Test
+    void theBadRequestIndexComesFromTheProvidersPointer() {
+        try (ReceiveWorkRequests receives = new ReceiveWorkRequests(3, 0)) {
+            MemorySegment first = receives.clear().add(1).add(2).add(3).prepareForPost();
+            assertEquals(-1, receives.badIndex(), "cleared before each post");
+            receives.badRequest().set(ValueLayout.JAVA_LONG, 0, first.address() + 2 * ibv_recv_wr.layout().byteSize());
+            assertEquals(2, receives.badIndex());
+        }
+    }
+
+    @Test
+    void aClosedBatchCannotBeUsed() {
+        SendWorkRequests sends = new SendWorkRequests(1, 1);
+        sends.close();
+        sends.close();
+        assertThrows(IllegalStateException.class, () -> sends.clear().send(1));
+    }
+}
