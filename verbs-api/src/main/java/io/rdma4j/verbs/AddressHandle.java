@@ -16,27 +16,13 @@ public final class AddressHandle extends VerbsObject {
     private final AddressVector address;
 
     AddressHandle(ProtectionDomain pd, MemorySegment ah, AddressVector address) {
-        super(pd, ah, ibv_ah.layout().byteSize());
+        super(pd, ah, ibv_ah.layout().byteSize(), Rank.WINDOW_OR_ADDRESS_HANDLE, "ibv_destroy_ah",
+                RdmaCore::ibv_destroy_ah);
         this.address = address;
     }
 
     /** Where it points. */
     public AddressVector address() {
         return address;
-    }
-
-    @Override
-    int closeRank() {
-        return 4;
-    }
-
-    @Override
-    String destroyVerb() {
-        return "ibv_destroy_ah";
-    }
-
-    @Override
-    int destroy(MemorySegment pointer) {
-        return RdmaCore.ibv_destroy_ah(pointer);
     }
 }

@@ -8,6 +8,7 @@ import io.rdma4j.bindings.verbs.ibv_comp_channel;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -35,10 +36,12 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class CompletionChannel extends VerbsObject {
 
     private final int fd;
-    private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
+    /** CQ pointer to CQ, weakly: the channel must not keep a forgotten CQ from its Cleaner. */
+    private final Map<Long, WeakReference<CompletionQueue>> queues = new ConcurrentHashMap<>();
 
     CompletionChannel(Context context, MemorySegment channel) {
-        super(context, channel, ibv_comp_channel.layout().byteSize());
+        super(context, channel, ibv_comp_channel.layout().byteSize(), Rank.COMPLETION_CHANNEL,
+                "ibv_destroy_comp_channel", RdmaCore::ibv_destroy_comp_channel);
         this.fd = ibv_comp_channel.fd(handle());
         int rc = FileDescriptors.makeNonBlocking(fd);
         if (rc != 0) {
@@ -72,7 +75,8 @@ public final class CompletionChannel extends VerbsObject {
                 throw RdmaException.of("ibv_get_cq_event", errno);
             }
             MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
-            CompletionQueue queue = queues.get(cq.address());
+            WeakReference<CompletionQueue> ref = queues.get(cq.address());
+            CompletionQueue queue = ref == null ? null : ref.get();
             if (queue == null) {
                 // Its CQ is being closed: acknowledge at once so that ibv_destroy_cq does not wait for it.
                 RdmaCore.ibv_ack_cq_events(cq, 1);
@@ -84,25 +88,10 @@ public final class CompletionChannel extends VerbsObject {
     }
 
     void register(CompletionQueue cq) {
-        queues.put(cq.handle().address(), cq);
+        queues.put(cq.handle().address(), new WeakReference<>(cq));
     }
 
-    void unregister(CompletionQueue cq) {
-        queues.values().remove(cq);
-    }
-
-    @Override
-    int closeRank() {
-        return 3;
-    }
-
-    @Override
-    String destroyVerb() {
-        return "ibv_destroy_comp_channel";
-    }
-
-    @Override
-    int destroy(MemorySegment pointer) {
-        return RdmaCore.ibv_destroy_comp_channel(pointer);
+    void unregister(long cqAddress) {
+        queues.remove(cqAddress);
     }
 }

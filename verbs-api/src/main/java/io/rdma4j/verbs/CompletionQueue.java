@@ -4,6 +4,7 @@ import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_cq;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A completion queue ({@code struct ibv_cq}, from {@code ibv_create_cq}; closed by {@code ibv_destroy_cq}):
@@ -23,10 +24,13 @@ public final class CompletionQueue extends VerbsObject {
     private final MemorySegment notifyFunction;
     private volatile int capacity;
     /** Events taken from the channel but not yet acknowledged; all must be acked before ibv_destroy_cq. */
-    private int unacknowledgedEvents;
+    private final AtomicInteger unacknowledgedEvents;
 
     CompletionQueue(Context context, MemorySegment cq, CompletionChannel channel) {
-        super(context, cq, ibv_cq.layout().byteSize());
+        AtomicInteger unacknowledged = new AtomicInteger();
+        super(context, cq, ibv_cq.layout().byteSize(), Rank.COMPLETION_QUEUE, "ibv_destroy_cq",
+                pointer -> destroy(pointer, unacknowledged, channel));
+        this.unacknowledgedEvents = unacknowledged;
         this.context = context;
         this.channel = channel;
         this.capacity = ibv_cq.cqe(handle());
@@ -104,44 +108,25 @@ public final class CompletionQueue extends VerbsObject {
     }
 
     /** Counts an event the channel took for this queue; acknowledges in batches (acks take a mutex). */
-    synchronized void eventReceived() {
-        if (++unacknowledgedEvents >= 64) {
-            acknowledgeEvents();
+    void eventReceived() {
+        if (unacknowledgedEvents.incrementAndGet() >= 64) {
+            int n = unacknowledgedEvents.getAndSet(0);
+            if (n > 0) {
+                RdmaCore.ibv_ack_cq_events(handle(), n);
+            }
         }
     }
 
-    private synchronized void acknowledgeEvents() {
-        if (unacknowledgedEvents > 0) {
-            RdmaCore.ibv_ack_cq_events(handle(), unacknowledgedEvents);
-            unacknowledgedEvents = 0;
+    /** The destroyer: ibv_destroy_cq waits until every event taken from the channel has been acknowledged. */
+    private static int destroy(MemorySegment cq, AtomicInteger unacknowledged, CompletionChannel channel) {
+        int n = unacknowledged.getAndSet(0);
+        if (n > 0) {
+            RdmaCore.ibv_ack_cq_events(cq, n);
         }
-    }
-
-    @Override
-    int closeRank() {
-        return 2;
-    }
-
-    @Override
-    String destroyVerb() {
-        return "ibv_destroy_cq";
-    }
-
-    @Override
-    void beforeDestroy() {
-        // ibv_destroy_cq waits until every event taken from the channel has been acknowledged.
-        acknowledgeEvents();
-    }
-
-    @Override
-    void afterDestroy() {
-        if (channel != null) {
-            channel.unregister(this);
+        int rc = RdmaCore.ibv_destroy_cq(cq);
+        if (rc == 0 && channel != null) {
+            channel.unregister(cq.address());
         }
-    }
-
-    @Override
-    int destroy(MemorySegment pointer) {
-        return RdmaCore.ibv_destroy_cq(pointer);
+        return rc;
     }
 }

@@ -37,7 +37,8 @@ public final class Context extends VerbsObject {
     private boolean asyncNonBlocking;
 
     Context(Device device, MemorySegment context) {
-        super(null, context, ibv_context.layout().byteSize());
+        super(null, context, ibv_context.layout().byteSize(), Rank.CONTEXT, "ibv_close_device",
+                RdmaCore::ibv_close_device);
         this.device = device;
         LOG.debug("opened {}", device.name());
     }
@@ -255,21 +256,5 @@ public final class Context extends VerbsObject {
     @Override
     String describe() {
         return "Context(" + device.name() + ")";
-    }
-
-    @Override
-    int closeRank() {
-        return 7;
-    }
-
-    @Override
-    String destroyVerb() {
-        return "ibv_close_device";
-    }
-
-    @Override
-    int destroy(MemorySegment pointer) {
-        LOG.debug("closing {}", device.name());
-        return RdmaCore.ibv_close_device(pointer);
     }
 }

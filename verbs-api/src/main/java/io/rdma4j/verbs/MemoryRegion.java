@@ -20,11 +20,18 @@ public final class MemoryRegion extends VerbsObject {
     private final int lkey;
     private final int rkey;
 
-    /** The memory's arena when the region owns it ({@link ProtectionDomain#allocateMemory}), else {@code null}. */
-    private volatile Arena owned;
-
-    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment) {
-        super(pd, mr, ibv_mr.layout().byteSize());
+    /**
+     * @param owned the memory's arena when the region owns it ({@link ProtectionDomain#allocateMemory}), closed
+     *              after deregistration; else {@code null}
+     */
+    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, Arena owned) {
+        super(pd, mr, ibv_mr.layout().byteSize(), Rank.MEMORY_REGION, "ibv_dereg_mr", pointer -> {
+            int rc = RdmaCore.ibv_dereg_mr(pointer);
+            if (rc == 0 && owned != null) {
+                owned.close();
+            }
+            return rc;
+        });
         this.protectionDomain = pd;
         this.segment = segment;
         MemorySegment view = handle();
@@ -32,10 +39,6 @@ public final class MemoryRegion extends VerbsObject {
         this.rkey = ibv_mr.rkey(view);
     }
 
-    /** Takes ownership of the memory's arena: it is closed after deregistration. */
-    void own(Arena arena) {
-        owned = arena;
-    }
 
     /** The protection domain it was registered in. */
     public ProtectionDomain protectionDomain() {
@@ -65,28 +68,5 @@ public final class MemoryRegion extends VerbsObject {
     /** The region's length in bytes. */
     public long length() {
         return segment.byteSize();
-    }
-
-    @Override
-    int closeRank() {
-        return 5;
-    }
-
-    @Override
-    String destroyVerb() {
-        return "ibv_dereg_mr";
-    }
-
-    @Override
-    int destroy(MemorySegment pointer) {
-        return RdmaCore.ibv_dereg_mr(pointer);
-    }
-
-    @Override
-    void afterDestroy() {
-        Arena memory = owned;
-        if (memory != null) {
-            memory.close();
-        }
     }
 }

@@ -43,7 +43,8 @@ public final class MemoryWindow extends VerbsObject {
     private final Type type;
 
     MemoryWindow(ProtectionDomain pd, MemorySegment mw, Type type) {
-        super(pd, mw, ibv_mw.layout().byteSize());
+        super(pd, mw, ibv_mw.layout().byteSize(), Rank.WINDOW_OR_ADDRESS_HANDLE, "ibv_dealloc_mw",
+                ContextOps::ibv_dealloc_mw);
         this.type = type;
     }
 
@@ -90,20 +91,5 @@ public final class MemoryWindow extends VerbsObject {
                 throw RdmaException.of("ibv_bind_mw", rc, describe());
             }
         }
-    }
-
-    @Override
-    int closeRank() {
-        return 4;
-    }
-
-    @Override
-    String destroyVerb() {
-        return "ibv_dealloc_mw";
-    }
-
-    @Override
-    int destroy(MemorySegment pointer) {
-        return ContextOps.ibv_dealloc_mw(pointer);
     }
 }

@@ -28,7 +28,8 @@ public final class ProtectionDomain extends VerbsObject {
     private final Context context;
 
     ProtectionDomain(Context context, MemorySegment pd) {
-        super(context, pd, ibv_pd.layout().byteSize());
+        super(context, pd, ibv_pd.layout().byteSize(), Rank.PROTECTION_DOMAIN, "ibv_dealloc_pd",
+                RdmaCore::ibv_dealloc_pd);
         this.context = context;
     }
 
@@ -49,6 +50,10 @@ public final class ProtectionDomain extends VerbsObject {
      * @throws RdmaException            if the verb fails; ENOMEM usually means the locked-memory limit is too low
      */
     public MemoryRegion registerMemory(MemorySegment segment, Set<Access> access) {
+        return register(segment, access, null);
+    }
+
+    private MemoryRegion register(MemorySegment segment, Set<Access> access, Arena owned) {
         Objects.requireNonNull(segment, "segment");
         Objects.requireNonNull(access, "access");
         if (!segment.isNative()) {
@@ -69,7 +74,7 @@ public final class ProtectionDomain extends VerbsObject {
                     : segment.byteSize() + " bytes at 0x" + Long.toHexString(segment.address());
             throw RdmaException.of("ibv_reg_mr_iova2", errno, hint);
         }
-        return new MemoryRegion(this, mr, segment);
+        return new MemoryRegion(this, mr, segment, owned);
     }
 
     /**
@@ -85,10 +90,7 @@ public final class ProtectionDomain extends VerbsObject {
         }
         Arena arena = Arena.ofShared();
         try {
-            MemorySegment segment = arena.allocate(size, PAGE_SIZE);
-            MemoryRegion region = registerMemory(segment, access);
-            region.own(arena);
-            return region;
+            return register(arena.allocate(size, PAGE_SIZE), access, arena);
         } catch (RuntimeException e) {
             arena.close();
             throw e;
@@ -154,20 +156,5 @@ public final class ProtectionDomain extends VerbsObject {
             throw RdmaException.of("ibv_alloc_mw", Errno.get(state), type.toString());
         }
         return new MemoryWindow(this, mw, type);
-    }
-
-    @Override
-    int closeRank() {
-        return 6;
-    }
-
-    @Override
-    String destroyVerb() {
-        return "ibv_dealloc_pd";
-    }
-
-    @Override
-    int destroy(MemorySegment pointer) {
-        return RdmaCore.ibv_dealloc_pd(pointer);
     }
 }

@@ -40,7 +40,7 @@ public final class QueuePair extends VerbsObject {
 
     private QueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairType type, QueuePairCapabilities granted,
                       boolean usesSharedReceiveQueue) {
-        super(pd, qp, ibv_qp.layout().byteSize());
+        super(pd, qp, ibv_qp.layout().byteSize(), Rank.QUEUE_PAIR, "ibv_destroy_qp", RdmaCore::ibv_destroy_qp);
         this.usesSharedReceiveQueue = usesSharedReceiveQueue;
         this.protectionDomain = pd;
         this.type = type;
@@ -254,21 +254,6 @@ public final class QueuePair extends VerbsObject {
     @Override
     String describe() {
         return "QueuePair(" + type + " 0x" + Integer.toHexString(number) + ")";
-    }
-
-    @Override
-    int closeRank() {
-        return 0;
-    }
-
-    @Override
-    String destroyVerb() {
-        return "ibv_destroy_qp";
-    }
-
-    @Override
-    int destroy(MemorySegment pointer) {
-        return RdmaCore.ibv_destroy_qp(pointer);
     }
 
     /**

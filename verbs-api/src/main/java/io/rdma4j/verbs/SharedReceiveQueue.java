@@ -20,7 +20,8 @@ public final class SharedReceiveQueue extends VerbsObject {
     private final MemorySegment postFunction;
 
     SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq) {
-        super(pd, srq, ibv_srq.layout().byteSize());
+        super(pd, srq, ibv_srq.layout().byteSize(), Rank.SHARED_RECEIVE_QUEUE, "ibv_destroy_srq",
+                RdmaCore::ibv_destroy_srq);
         this.protectionDomain = pd;
         this.postFunction = ContextOps.postSrqRecvFunction(pd.context().handle());
     }
@@ -78,20 +79,5 @@ public final class SharedReceiveQueue extends VerbsObject {
             }
             return new Attributes(ibv_srq_attr.max_wr(attr), ibv_srq_attr.max_sge(attr), ibv_srq_attr.srq_limit(attr));
         }
-    }
-
-    @Override
-    int closeRank() {
-        return 1;
-    }
-
-    @Override
-    String destroyVerb() {
-        return "ibv_destroy_srq";
-    }
-
-    @Override
-    int destroy(MemorySegment pointer) {
-        return RdmaCore.ibv_destroy_srq(pointer);
     }
 }

@@ -1,0 +1,191 @@
+package io.rdma4j.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.ref.WeakReference;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The native side of a {@link VerbsObject}: its C pointer, its place in the tree of C objects, and how to destroy
+ * it. Kept apart from the Java object, which it never references strongly, so that it can serve as the
+ * {@link java.lang.ref.Cleaner} action of a forgotten object: when the Java object becomes unreachable without
+ * having been closed, {@link #run()} logs a warning and destroys the C object and everything under it.
+ *
+ * <p>The pointer is held as a segment scoped to a shared {@link Arena}. A downcall keeps the scopes of its segment
+ * arguments alive while it runs, and closing a shared arena fails while a call holds it, so {@link #close} can
+ * never free the C object under a verb running on another thread; after it, any use of the segment throws
+ * {@link IllegalStateException} instead of touching freed memory.
+ */
+final class NativeResource implements Runnable {
+
+    /** Calls a C destroy verb; returns 0 or an errno value. Must not capture the Java object. */
+    @FunctionalInterface
+    interface Destroyer {
+        int destroy(MemorySegment pointer);
+    }
+
+    private static final Logger LOG = LoggerFactory.getLogger(VerbsObject.class);
+    /** {@code -Drdma4j.leakTracking=true} records where each object was created, for leak warnings. */
+    private static final boolean TRACK_CREATION = Boolean.getBoolean("rdma4j.leakTracking");
+
+    private final NativeResource parent;
+    private final long address;
+    private final long size;
+    private final int rank;
+    private final String kind;
+    private final String destroyVerb;
+    private final Destroyer destroyer;
+    private final Throwable createdAt;
+    private final List<NativeResource> children = new ArrayList<>();
+    private volatile WeakReference<VerbsObject> owner = new WeakReference<>(null);
+    private volatile Arena arena;
+    private volatile MemorySegment handle;
+    private boolean closed;
+
+    /**
+     * Takes over a C object just created under {@code parent}. If the parent was closed meanwhile, destroys the
+     * new C object again and throws {@link IllegalStateException}.
+     */
+    NativeResource(NativeResource parent, MemorySegment pointer, long size, int rank, String kind,
+                   String destroyVerb, Destroyer destroyer) {
+        this.parent = parent;
+        this.address = pointer.address();
+        this.size = size;
+        this.rank = rank;
+        this.kind = kind;
+        this.destroyVerb = destroyVerb;
+        this.destroyer = destroyer;
+        this.createdAt = TRACK_CREATION ? new Throwable(kind + " created here") : null;
+        this.arena = Arena.ofShared();
+        this.handle = pointer.reinterpret(size, arena, null);
+        if (parent != null && !parent.adopt(this)) {
+            arena.close();
+            destroyer.destroy(MemorySegment.ofAddress(address));
+            throw new IllegalStateException(parent.kind + " was closed while a " + kind + " was created under it");
+        }
+    }
+
+    /** Links the Java object, weakly, for {@link #findDescendant}. */
+    void owner(VerbsObject object) {
+        owner = new WeakReference<>(object);
+    }
+
+    /** The C pointer, whose scope is dead once the object is closed. */
+    MemorySegment handle() {
+        return handle;
+    }
+
+    long address() {
+        return address;
+    }
+
+    synchronized boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Closes every live descendant in rank order, then destroys this C object. Idempotent and thread-safe.
+     *
+     * @throws IllegalStateException if a verb on the object is running on another thread right now
+     * @throws RdmaException         if the destroy verb fails; the object then stays open and usable
+     */
+    void close(String description) {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        try {
+            for (NativeResource descendant : liveDescendants()) {
+                descendant.close(descendant.kind);
+            }
+            try {
+                arena.close();
+            } catch (IllegalStateException inUse) {
+                throw new IllegalStateException(description + " cannot be closed while a verb on it is running", inUse);
+            }
+            int rc = destroyer.destroy(MemorySegment.ofAddress(address));
+            if (rc != 0) {
+                // Nothing was freed: give the object a new scope so that it stays usable, and report.
+                Arena revived = Arena.ofShared();
+                handle = MemorySegment.ofAddress(address).reinterpret(size, revived, null);
+                arena = revived;
+                throw RdmaException.of(destroyVerb, rc, description + " is still in use");
+            }
+        } catch (RuntimeException failed) {
+            synchronized (this) {
+                closed = false;
+            }
+            throw failed;
+        }
+        if (parent != null) {
+            parent.release(this);
+        }
+    }
+
+    /** The Cleaner action: the Java object was collected; close the C object if the program forgot to. */
+    @Override
+    public void run() {
+        if (isClosed()) {
+            return;
+        }
+        String name = kind + "@0x" + Long.toHexString(address);
+        if (createdAt == null) {
+            LOG.warn("{} was never closed; closing it now (run with -Drdma4j.leakTracking=true to see where it was"
+                    + " created)", name);
+        } else {
+            LOG.warn("{} was never closed; closing it now", name, createdAt);
+        }
+        try {
+            close(name);
+        } catch (RuntimeException e) {
+            LOG.warn("{} could not be closed", name, e);
+        }
+    }
+
+    /** The live Java object of type {@code type} below this one whose C pointer is {@code address}, or null. */
+    <T extends VerbsObject> T findDescendant(long address, Class<T> type) {
+        for (NativeResource d : liveDescendants()) {
+            VerbsObject object = d.owner.get();
+            if (d.address == address && type.isInstance(object)) {
+                return type.cast(object);
+            }
+        }
+        return null;
+    }
+
+    private synchronized boolean adopt(NativeResource child) {
+        if (closed) {
+            return false;
+        }
+        children.add(child);
+        return true;
+    }
+
+    private synchronized void release(NativeResource child) {
+        children.remove(child);
+    }
+
+    private List<NativeResource> liveDescendants() {
+        List<NativeResource> all = new ArrayList<>();
+        collectDescendants(all);
+        all.sort(Comparator.comparingInt(r -> r.rank));
+        return all;
+    }
+
+    private void collectDescendants(List<NativeResource> into) {
+        List<NativeResource> snapshot;
+        synchronized (this) {
+            snapshot = List.copyOf(children);
+        }
+        for (NativeResource child : snapshot) {
+            into.add(child);
+            child.collectDescendants(into);
+        }
+    }
+}
