@@ -51,10 +51,6 @@ public enum Access implements CValue {
 
     /** The C bit mask of {@code access}. */
     static int mask(Set<Access> access) {
-        int mask = 0;
-        for (Access a : access) {
-            mask |= a.value;
-        }
-        return mask;
+        return CValue.mask(access);
     }
 }

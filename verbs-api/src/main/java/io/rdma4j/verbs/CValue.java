@@ -19,4 +19,26 @@ interface CValue {
         }
         throw new IllegalArgumentException("no " + type.getSimpleName() + " has the C value " + value);
     }
+
+    /** A table from C value to constant, for enums whose C values are small and looked up on the data path. */
+    static <E extends Enum<E> & CValue> E[] table(E[] values, java.util.function.IntFunction<E[]> newArray) {
+        int max = 0;
+        for (E e : values) {
+            max = Math.max(max, e.value());
+        }
+        E[] table = newArray.apply(max + 1);
+        for (E e : values) {
+            table[e.value()] = e;
+        }
+        return table;
+    }
+
+    /** The C bit mask of a set of flag constants. */
+    static int mask(java.util.Set<? extends CValue> flags) {
+        int mask = 0;
+        for (CValue flag : flags) {
+            mask |= flag.value();
+        }
+        return mask;
+    }
 }

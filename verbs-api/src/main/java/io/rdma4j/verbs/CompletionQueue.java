@@ -3,7 +3,10 @@ package io.rdma4j.verbs;
 import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_cq;
+import io.rdma4j.bindings.verbs.ibv_cq_ex;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -26,9 +29,16 @@ public final class CompletionQueue extends VerbsObject {
     /** Events taken from the channel but not yet acknowledged; all must be acked before ibv_destroy_cq. */
     private final AtomicInteger unacknowledgedEvents;
 
-    CompletionQueue(Context context, MemorySegment cq, CompletionChannel channel) {
+    private final ExtendedPoll extendedPoll;
+
+    /**
+     * @param extendedFields the fields of an extended CQ ({@code ibv_create_cq_ex}), or {@code null} for a plain one
+     */
+    CompletionQueue(Context context, MemorySegment cq, CompletionChannel channel, Set<CompletionField> extendedFields) {
         AtomicInteger unacknowledged = new AtomicInteger();
-        super(context, cq, ibv_cq.layout().byteSize(), Rank.COMPLETION_QUEUE, "ibv_destroy_cq",
+        // An extended CQ's pointer is sized to ibv_cq_ex, which begins with ibv_cq's members.
+        long size = (extendedFields == null ? ibv_cq.layout() : ibv_cq_ex.layout()).byteSize();
+        super(context, cq, size, Rank.COMPLETION_QUEUE, "ibv_destroy_cq",
                 pointer -> destroy(pointer, unacknowledged, channel));
         this.unacknowledgedEvents = unacknowledged;
         this.context = context;
@@ -39,6 +49,20 @@ public final class CompletionQueue extends VerbsObject {
         if (channel != null) {
             channel.register(this);
         }
+        this.extendedPoll = extendedFields == null ? null : new ExtendedPoll(this, extendedFields, Arena.ofAuto());
+    }
+
+    /**
+     * The extended poll cursor ({@code ibv_start_poll} …) of a queue made by
+     * {@link Context#createExtendedCompletionQueue}.
+     *
+     * @throws IllegalStateException for a queue made by {@code ibv_create_cq}
+     */
+    public ExtendedPoll extendedPoll() {
+        if (extendedPoll == null) {
+            throw new IllegalStateException(describe() + " was created by ibv_create_cq: no extended poll");
+        }
+        return extendedPoll;
     }
 
     /** The context it belongs to. */

@@ -7,6 +7,7 @@ import io.rdma4j.bindings.shim.VerbsContext;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_async_event;
 import io.rdma4j.bindings.verbs.ibv_context;
+import io.rdma4j.bindings.verbs.ibv_cq_init_attr_ex;
 import io.rdma4j.bindings.verbs.ibv_device_attr;
 import io.rdma4j.bindings.verbs.ibv_device_attr_ex;
 import io.rdma4j.bindings.verbs.ibv_gid_entry;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -173,7 +175,35 @@ public final class Context extends VerbsObject {
         if (cq.address() == 0) {
             throw RdmaException.of("ibv_create_cq", Errno.get(state), minimumEntries + " entries");
         }
-        return new CompletionQueue(this, cq, channel);
+        return new CompletionQueue(this, cq, channel, null);
+    }
+
+    /**
+     * Creates an extended completion queue ({@code ibv_create_cq_ex}), polled field by field through
+     * {@link CompletionQueue#extendedPoll()}; {@link CompletionQueue#poll} works on it too.
+     *
+     * @param fields the fields its completions carry besides work request id and status
+     * @throws UnsupportedVerbException if the provider has no extended CQs
+     */
+    public CompletionQueue createExtendedCompletionQueue(int minimumEntries, CompletionChannel channel,
+                                                         Set<CompletionField> fields) {
+        if (minimumEntries < 1) {
+            throw new IllegalArgumentException("a completion queue needs at least 1 entry, not " + minimumEntries);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_cq_init_attr_ex.layout());
+            ibv_cq_init_attr_ex.cqe(attr, minimumEntries);
+            ibv_cq_init_attr_ex.channel(attr, channel == null ? MemorySegment.NULL : channel.handle());
+            ibv_cq_init_attr_ex.wc_flags(attr, CValue.mask(fields));
+            MemorySegment state = Errno.state();
+            // ibv_cq_ex starts with the members of ibv_cq, so its pointer is also the ibv_cq pointer
+            // (ibv_cq_ex_to_cq is a cast).
+            MemorySegment cq = VerbsContext.ibv_create_cq_ex(state, handle(), attr);
+            if (cq.address() == 0) {
+                throw RdmaException.of("ibv_create_cq_ex", Errno.get(state), minimumEntries + " entries with " + fields);
+            }
+            return new CompletionQueue(this, cq, channel, Set.copyOf(fields));
+        }
     }
 
     /**

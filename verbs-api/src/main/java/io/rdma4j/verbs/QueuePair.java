@@ -3,10 +3,12 @@ package io.rdma4j.verbs;
 import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedVerbs;
+import io.rdma4j.bindings.shim.VerbsContext;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_qp;
 import io.rdma4j.bindings.verbs.ibv_qp_attr;
 import io.rdma4j.bindings.verbs.ibv_qp_init_attr;
+import io.rdma4j.bindings.verbs.ibv_qp_init_attr_ex;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -35,11 +37,12 @@ public final class QueuePair extends VerbsObject {
     private final MemorySegment postSendFunction;
     private final MemorySegment postReceiveFunction;
     private final boolean usesSharedReceiveQueue;
+    private final ExtendedSend extendedSend;
     /** The state of the last successful modify (RESET at creation); the kernel may have moved on since. */
     private volatile QueuePairState lastState = QueuePairState.RESET;
 
     private QueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairType type, QueuePairCapabilities granted,
-                      boolean usesSharedReceiveQueue) {
+                      boolean usesSharedReceiveQueue, boolean extended) {
         super(pd, qp, ibv_qp.layout().byteSize(), Rank.QUEUE_PAIR, "ibv_destroy_qp", RdmaCore::ibv_destroy_qp);
         this.usesSharedReceiveQueue = usesSharedReceiveQueue;
         this.protectionDomain = pd;
@@ -50,6 +53,20 @@ public final class QueuePair extends VerbsObject {
         MemorySegment context = pd.context().handle();
         this.postSendFunction = ContextOps.postSendFunction(context);
         this.postReceiveFunction = ContextOps.postRecvFunction(context);
+        this.extendedSend = extended ? new ExtendedSend(this, RdmaCore.ibv_qp_to_qp_ex(view)) : null;
+    }
+
+    /**
+     * The extended work request API ({@code ibv_wr_*}) of a QP built with
+     * {@link Builder#extendedOperations}.
+     *
+     * @throws IllegalStateException for a QP created without extended operations
+     */
+    public ExtendedSend extendedSend() {
+        if (extendedSend == null) {
+            throw new IllegalStateException(describe() + " was created without extended operations");
+        }
+        return extendedSend;
     }
 
     /** The protection domain it was created in. */
@@ -269,6 +286,7 @@ public final class QueuePair extends VerbsObject {
         private SharedReceiveQueue sharedReceiveQueue;
         private QueuePairCapabilities capabilities = new QueuePairCapabilities(16, 16, 1, 1, 0);
         private boolean signalAll;
+        private Set<ExtendedOperation> extendedOperations;
 
         Builder(ProtectionDomain pd, QueuePairType type) {
             this.pd = pd;
@@ -311,7 +329,17 @@ public final class QueuePair extends VerbsObject {
         }
 
         /**
-         * Creates the queue pair ({@code ibv_create_qp}), in RESET.
+         * Also enables the extended work request API for {@code operations} ({@link QueuePair#extendedSend()}):
+         * the QP is then created with {@code ibv_create_qp_ex}.
+         */
+        public Builder extendedOperations(Set<ExtendedOperation> operations) {
+            extendedOperations = Set.copyOf(operations);
+            return this;
+        }
+
+        /**
+         * Creates the queue pair ({@code ibv_create_qp}, or {@code ibv_create_qp_ex} with extended operations), in
+         * RESET.
          *
          * @throws IllegalStateException if a completion queue is missing or anything involved is closed
          * @throws RdmaException         if the verb fails (e.g. EINVAL when the sizes exceed the device's limits,
@@ -322,22 +350,35 @@ public final class QueuePair extends VerbsObject {
                 throw new IllegalStateException("a queue pair needs a send and a receive completion queue");
             }
             try (Arena arena = Arena.ofConfined()) {
-                MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
-                ibv_qp_init_attr.send_cq(init, sendCompletionQueue.handle());
-                ibv_qp_init_attr.recv_cq(init, receiveCompletionQueue.handle());
+                // ibv_qp_init_attr_ex starts with the members of ibv_qp_init_attr: one struct serves both verbs.
+                MemorySegment init = arena.allocate(ibv_qp_init_attr_ex.layout());
+                ibv_qp_init_attr_ex.send_cq(init, sendCompletionQueue.handle());
+                ibv_qp_init_attr_ex.recv_cq(init, receiveCompletionQueue.handle());
                 if (sharedReceiveQueue != null) {
-                    ibv_qp_init_attr.srq(init, sharedReceiveQueue.handle());
+                    ibv_qp_init_attr_ex.srq(init, sharedReceiveQueue.handle());
                 }
-                capabilities.writeTo(ibv_qp_init_attr.cap(init));
-                ibv_qp_init_attr.qp_type(init, type.value());
-                ibv_qp_init_attr.sq_sig_all(init, signalAll ? 1 : 0);
+                capabilities.writeTo(ibv_qp_init_attr_ex.cap(init));
+                ibv_qp_init_attr_ex.qp_type(init, type.value());
+                ibv_qp_init_attr_ex.sq_sig_all(init, signalAll ? 1 : 0);
                 MemorySegment state = Errno.state();
-                MemorySegment qp = ExportedVerbs.ibv_create_qp(state, pd.handle(), init);
-                if (qp.address() == 0) {
-                    throw RdmaException.of("ibv_create_qp", Errno.get(state), type + " with " + capabilities);
+                MemorySegment qp;
+                String verb;
+                if (extendedOperations == null) {
+                    verb = "ibv_create_qp";
+                    qp = ExportedVerbs.ibv_create_qp(state, pd.handle(), init);
+                } else {
+                    verb = "ibv_create_qp_ex";
+                    ibv_qp_init_attr_ex.comp_mask(init, RdmaCore.IBV_QP_INIT_ATTR_PD()
+                            | RdmaCore.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS());
+                    ibv_qp_init_attr_ex.pd(init, pd.handle());
+                    ibv_qp_init_attr_ex.send_ops_flags(init, CValue.mask(extendedOperations));
+                    qp = VerbsContext.ibv_create_qp_ex(state, pd.context().handle(), init);
                 }
-                return new QueuePair(pd, qp, type, QueuePairCapabilities.readFrom(ibv_qp_init_attr.cap(init)),
-                        sharedReceiveQueue != null);
+                if (qp.address() == 0) {
+                    throw RdmaException.of(verb, Errno.get(state), type + " with " + capabilities);
+                }
+                return new QueuePair(pd, qp, type, QueuePairCapabilities.readFrom(ibv_qp_init_attr_ex.cap(init)),
+                        sharedReceiveQueue != null, extendedOperations != null);
             }
         }
     }

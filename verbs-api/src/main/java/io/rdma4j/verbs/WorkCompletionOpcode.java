@@ -27,6 +27,9 @@ public enum WorkCompletionOpcode implements CValue {
     /** {@code IBV_WC_RECV_RDMA_WITH_IMM}. */
     RECEIVE_RDMA_WRITE_WITH_IMMEDIATE(RdmaCore.IBV_WC_RECV_RDMA_WITH_IMM());
 
+    /** C value to constant, dense: mapping must not allocate on the data path (getEnumConstants copies). */
+    private static final WorkCompletionOpcode[] BY_VALUE = CValue.table(values(), WorkCompletionOpcode[]::new);
+
     private final int value;
 
     WorkCompletionOpcode(int value) {
@@ -36,5 +39,10 @@ public enum WorkCompletionOpcode implements CValue {
     @Override
     public int value() {
         return value;
+    }
+
+    /** The constant for a C value from a work completion. */
+    static WorkCompletionOpcode fromC(int value) {
+        return BY_VALUE[value];
     }
 }

@@ -53,6 +53,9 @@ public enum WorkCompletionStatus implements CValue {
     /** {@code IBV_WC_TM_RNDV_INCOMPLETE}. */
     TAG_MATCHING_RENDEZVOUS_INCOMPLETE(RdmaCore.IBV_WC_TM_RNDV_INCOMPLETE());
 
+    /** C value to constant, dense: mapping must not allocate on the data path (getEnumConstants copies). */
+    private static final WorkCompletionStatus[] BY_VALUE = CValue.table(values(), WorkCompletionStatus[]::new);
+
     private final int value;
 
     WorkCompletionStatus(int value) {
@@ -62,5 +65,10 @@ public enum WorkCompletionStatus implements CValue {
     @Override
     public int value() {
         return value;
+    }
+
+    /** The constant for a C value from a work completion. */
+    static WorkCompletionStatus fromC(int value) {
+        return BY_VALUE[value];
     }
 }

@@ -31,10 +31,6 @@ public final class WorkCompletions implements AutoCloseable {
     private static final long SLID = ibv_wc.slid$offset();
     private static final long SL = ibv_wc.sl$offset();
 
-    /** Dense lookup tables: mapping a C value must not allocate (Class.getEnumConstants copies). */
-    private static final WorkCompletionStatus[] STATUSES = table(WorkCompletionStatus.values(), WorkCompletionStatus[]::new);
-    private static final WorkCompletionOpcode[] OPCODES = table(WorkCompletionOpcode.values(), WorkCompletionOpcode[]::new);
-
     private final Arena arena = Arena.ofShared();
     private final MemorySegment array;
     private final int capacity;
@@ -69,7 +65,7 @@ public final class WorkCompletions implements AutoCloseable {
 
     /** {@code status}. */
     public WorkCompletionStatus status(int index) {
-        return STATUSES[array.get(ValueLayout.JAVA_INT, at(index) + STATUS)];
+        return WorkCompletionStatus.fromC(array.get(ValueLayout.JAVA_INT, at(index) + STATUS));
     }
 
     /** Whether {@link #status(int)} is {@link WorkCompletionStatus#SUCCESS}. */
@@ -84,7 +80,7 @@ public final class WorkCompletions implements AutoCloseable {
 
     /** {@code opcode}: valid only for successful completions (libibverbs leaves it undefined on errors). */
     public WorkCompletionOpcode opcode(int index) {
-        return OPCODES[array.get(ValueLayout.JAVA_INT, at(index) + OPCODE)];
+        return WorkCompletionOpcode.fromC(array.get(ValueLayout.JAVA_INT, at(index) + OPCODE));
     }
 
     /** {@code vendor_err}: the provider's own error code for failed completions. */
@@ -171,17 +167,5 @@ public final class WorkCompletions implements AutoCloseable {
     private long at(int index) {
         Objects.checkIndex(index, count);
         return index * SIZE;
-    }
-
-    private static <E extends Enum<E> & CValue> E[] table(E[] values, java.util.function.IntFunction<E[]> newArray) {
-        int max = 0;
-        for (E e : values) {
-            max = Math.max(max, e.value());
-        }
-        E[] table = newArray.apply(max + 1);
-        for (E e : values) {
-            table[e.value()] = e;
-        }
-        return table;
     }
 }

@@ -45,21 +45,7 @@ final class ConnectedPair implements AutoCloseable {
             serverBuilder.sharedReceiveQueue(srq);
         }
         this.server = serverSetup.apply(serverBuilder).create();
-        client.initialize(1, REMOTE_ACCESS);
-        server.initialize(1, REMOTE_ACCESS);
-        if (context.device().transport() == Transport.IWARP) {
-            connector = new IwarpConnector();
-            connector.connect(client, server, TestDevice.address());
-        } else {
-            connector = null;
-            AddressVector self = AddressVector.ofGid(gid(context).gid(), gid(context).index(), 1);
-            Mtu mtu = context.queryPort(1).activeMtu();
-            client.readyToReceive(self, server.number(), 0, mtu);
-            server.readyToReceive(self, client.number(), 0, mtu);
-            client.modify(clientReadyToSend.apply(new QueuePairAttributes().state(QueuePairState.READY_TO_SEND)
-                    .sendPsn(0).timeout(14).retryCount(7).rnrRetry(7).maxReadAtomic(1)));
-            server.readyToSend(0);
-        }
+        this.connector = connect(context, client, server, clientReadyToSend);
         if (connector == null) {
             // siw does not report QP states (siw_query_qp leaves qp_state 0), so only RoCE can check them.
             assertEquals(QueuePairState.READY_TO_SEND, client.state());
@@ -67,9 +53,42 @@ final class ConnectedPair implements AutoCloseable {
         }
     }
 
+    /**
+     * Connects two RESET queue pairs of {@code context}: by hand on RoCE (the client moving to RTS with
+     * {@code clientReadyToSend} applied), through rdma_cm on iWARP.
+     *
+     * @return the rdma_cm connection to close when done (iWARP), or {@code null}
+     */
+    static IwarpConnector connect(Context context, QueuePair client, QueuePair server,
+                                  UnaryOperator<QueuePairAttributes> clientReadyToSend) {
+        client.initialize(1, REMOTE_ACCESS);
+        server.initialize(1, REMOTE_ACCESS);
+        if (context.device().transport() == Transport.IWARP) {
+            IwarpConnector connector = new IwarpConnector();
+            connector.connect(client, server, TestDevice.address());
+            return connector;
+        }
+        AddressVector self = AddressVector.ofGid(gid(context).gid(), gid(context).index(), 1);
+        Mtu mtu = context.queryPort(1).activeMtu();
+        client.readyToReceive(self, server.number(), 0, mtu);
+        server.readyToReceive(self, client.number(), 0, mtu);
+        QueuePairAttributes rts = new QueuePairAttributes().state(QueuePairState.READY_TO_SEND).sendPsn(0);
+        if (client.type() == QueuePairType.RELIABLE_CONNECTED) {
+            rts.timeout(14).retryCount(7).rnrRetry(7).maxReadAtomic(1);
+        }
+        client.modify(clientReadyToSend.apply(rts));
+        server.readyToSend(0);
+        return null;
+    }
+
     /** An RC pair with default queue pairs. */
     static ConnectedPair reliable(Context context) {
         return new ConnectedPair(context, QueuePairType.RELIABLE_CONNECTED, b -> b, b -> b, null, a -> a, false);
+    }
+
+    /** A UC pair with default queue pairs (RoCE: iWARP has only RC). */
+    static ConnectedPair unreliable(Context context) {
+        return new ConnectedPair(context, QueuePairType.UNRELIABLE_CONNECTED, b -> b, b -> b, null, a -> a, false);
     }
 
     /** An RC pair whose client moves to RTS with {@code clientReadyToSend} applied (RoCE only). */
