@@ -41,6 +41,10 @@ final class NativeResource implements Runnable {
     private final Destroyer destroyer;
     private final Throwable createdAt;
     private final List<NativeResource> children = new ArrayList<>();
+    /** Objects that use this one without being its children (a QP uses its CQs and SRQ); guarded by this. */
+    private final List<NativeResource> users = new ArrayList<>();
+    /** What this object uses; it leaves their {@link #users} when destroyed. */
+    private final List<NativeResource> used = new ArrayList<>();
     private volatile WeakReference<VerbsObject> owner = new WeakReference<>(null);
     private volatile Arena arena;
     private volatile MemorySegment handle;
@@ -74,6 +78,16 @@ final class NativeResource implements Runnable {
         owner = new WeakReference<>(object);
     }
 
+    /** Records that this object uses {@code other}, which then refuses to close while this one lives. */
+    void uses(NativeResource other) {
+        synchronized (other) {
+            other.users.add(this);
+        }
+        synchronized (this) {
+            used.add(other);
+        }
+    }
+
     /** The C pointer, whose scope is dead once the object is closed. */
     MemorySegment handle() {
         return handle;
@@ -97,6 +111,11 @@ final class NativeResource implements Runnable {
         synchronized (this) {
             if (closed) {
                 return;
+            }
+            if (!users.isEmpty()) {
+                throw new IllegalStateException(description + " is still used by " + users.stream()
+                        .map(u -> u.kind + "@0x" + Long.toHexString(u.address)).toList()
+                        + ": close them first (closing their protection domain or context closes everything in order)");
             }
             closed = true;
         }
@@ -125,6 +144,16 @@ final class NativeResource implements Runnable {
         }
         if (parent != null) {
             parent.release(this);
+        }
+        List<NativeResource> usedNow;
+        synchronized (this) {
+            usedNow = List.copyOf(used);
+            used.clear();
+        }
+        for (NativeResource other : usedNow) {
+            synchronized (other) {
+                other.users.remove(this);
+            }
         }
     }
 

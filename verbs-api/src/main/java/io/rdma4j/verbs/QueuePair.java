@@ -24,7 +24,8 @@ import java.util.Set;
  * flushes all posted work; {@link #reset()} makes it reusable.
  *
  * <p>Lifetime: keeps its protection domain alive (and so its context); the completion queues and shared receive
- * queue it uses must stay open while it exists — closing one of them first fails with EBUSY. Thread-safety: posting
+ * queue it uses refuse to close while it exists ({@link IllegalStateException} naming it). Closing the protection
+ * domain or context closes it first. Thread-safety: posting
  * to the send queue and to the receive queue from different threads is safe, and so is posting from several
  * threads (libibverbs serializes per queue); {@link #modify} must not race with posts.
  */
@@ -377,8 +378,15 @@ public final class QueuePair extends VerbsObject {
                 if (qp.address() == 0) {
                     throw RdmaException.of(verb, Errno.get(state), type + " with " + capabilities);
                 }
-                return new QueuePair(pd, qp, type, QueuePairCapabilities.readFrom(ibv_qp_init_attr_ex.cap(init)),
-                        sharedReceiveQueue != null, extendedOperations != null);
+                QueuePair created = new QueuePair(pd, qp, type,
+                        QueuePairCapabilities.readFrom(ibv_qp_init_attr_ex.cap(init)), sharedReceiveQueue != null,
+                        extendedOperations != null);
+                created.uses(sendCompletionQueue);
+                created.uses(receiveCompletionQueue);
+                if (sharedReceiveQueue != null) {
+                    created.uses(sharedReceiveQueue);
+                }
+                return created;
             }
         }
     }

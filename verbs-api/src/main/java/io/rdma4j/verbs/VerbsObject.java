@@ -23,6 +23,8 @@ abstract class VerbsObject implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
 
     private final NativeResource resource;
+    /** What this object uses, kept reachable so that their Cleaners cannot run while it lives. */
+    private final java.util.List<VerbsObject> used = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
      * Wraps a C object that was just created under {@code parent}.
@@ -45,6 +47,15 @@ abstract class VerbsObject implements AutoCloseable {
             throw new IllegalStateException(describe() + " is closed");
         }
         return h;
+    }
+
+    /**
+     * Records that this object uses {@code other} (a QP its CQs and SRQ): {@code other} then refuses to close, with
+     * a message naming this object, until this one is closed.
+     */
+    final void uses(VerbsObject other) {
+        resource.uses(other.resource);
+        used.add(other);
     }
 
     /** Throws {@link IllegalStateException} if this object has been closed. */
