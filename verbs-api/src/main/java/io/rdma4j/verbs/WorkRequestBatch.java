@@ -61,7 +61,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
         return capacity;
     }
 
-    /** How many work requests have been added since the last {@link #clear()}. */
+    /** How many work requests have been added since the batch was last cleared. */
     public final int count() {
         return count;
     }

@@ -29,10 +29,16 @@ import java.lang.invoke.MethodHandle;
  */
 public final class ContextOps {
 
-    private static final MethodHandle POST_SEND = Downcalls.pointer(ibv_context_ops.post_send.descriptor());
-    private static final MethodHandle POST_RECV = Downcalls.pointer(ibv_context_ops.post_recv.descriptor());
-    private static final MethodHandle POST_SRQ_RECV = Downcalls.pointer(ibv_context_ops.post_srq_recv.descriptor());
-    private static final MethodHandle POLL_CQ = Downcalls.pointer(ibv_context_ops.poll_cq.descriptor());
+    /**
+     * {@code -Drdma4j.criticalDowncalls=true} binds post and poll with {@code Linker.Option.critical(false)}, which
+     * skips the thread-state transition of a downcall. Off by default: the benchmarks module measures both.
+     */
+    private static final boolean CRITICAL = Boolean.getBoolean("rdma4j.criticalDowncalls");
+
+    private static final MethodHandle POST_SEND = dataPath(ibv_context_ops.post_send.descriptor());
+    private static final MethodHandle POST_RECV = dataPath(ibv_context_ops.post_recv.descriptor());
+    private static final MethodHandle POST_SRQ_RECV = dataPath(ibv_context_ops.post_srq_recv.descriptor());
+    private static final MethodHandle POLL_CQ = dataPath(ibv_context_ops.poll_cq.descriptor());
     private static final MethodHandle REQ_NOTIFY_CQ = Downcalls.pointer(ibv_context_ops.req_notify_cq.descriptor());
     private static final MethodHandle ALLOC_MW =
             Downcalls.pointerCapturingErrno(ibv_context_ops.alloc_mw.descriptor());
@@ -40,6 +46,10 @@ public final class ContextOps {
     private static final MethodHandle BIND_MW = Downcalls.pointer(ibv_context_ops.bind_mw.descriptor());
 
     private ContextOps() {
+    }
+
+    private static MethodHandle dataPath(java.lang.foreign.FunctionDescriptor descriptor) {
+        return CRITICAL ? Downcalls.criticalPointer(descriptor) : Downcalls.pointer(descriptor);
     }
 
     /**

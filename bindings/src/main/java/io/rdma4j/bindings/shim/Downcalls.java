@@ -21,6 +21,14 @@ final class Downcalls {
         return LINKER.downcallHandle(descriptor);
     }
 
+    /**
+     * A short data-path call through a function pointer, without the thread-state transition
+     * ({@code critical(false)}): only for calls that never block for long and never call back into Java.
+     */
+    static MethodHandle criticalPointer(FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(descriptor, Linker.Option.critical(false));
+    }
+
     /** A call through a function pointer that reports failure in errno: {@code (target, errnoState, args...)}. */
     static MethodHandle pointerCapturingErrno(FunctionDescriptor descriptor) {
         return LINKER.downcallHandle(descriptor, Errno.CAPTURE);
