@@ -59,7 +59,7 @@ public final class CompletionChannel extends VerbsObject {
      * @throws RdmaException        if the verb fails
      */
     public Optional<CompletionQueue> await(Duration timeout) throws InterruptedException {
-        return Optional.ofNullable(EventWait.await(fd, timeout, this::takeEvent));
+        return Optional.ofNullable(FileDescriptors.awaitEvent(fd, timeout, this::takeEvent));
     }
 
     private CompletionQueue takeEvent() {

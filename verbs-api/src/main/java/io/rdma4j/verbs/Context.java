@@ -243,7 +243,7 @@ public final class Context extends VerbsObject {
                 asyncNonBlocking = true;
             }
         }
-        return Optional.ofNullable(EventWait.await(fd, timeout, this::takeAsyncEvent));
+        return Optional.ofNullable(FileDescriptors.awaitEvent(fd, timeout, this::takeAsyncEvent));
     }
 
     private AsyncEvent takeAsyncEvent() {

@@ -30,12 +30,15 @@ public class RdmaException extends RuntimeException {
     }
 
     /** Creates the exception for a failed verb: an {@link UnsupportedVerbException} for EOPNOTSUPP/ENOSYS. */
-    static RdmaException of(String verb, int errno) {
+    public static RdmaException of(String verb, int errno) {
         return of(verb, errno, null);
     }
 
-    /** As {@link #of(String, int)}, with advice appended to the message. */
-    static RdmaException of(String verb, int errno, String hint) {
+    /**
+     * As {@link #of(String, int)}, with advice or context appended to the message. Public for the modules built on
+     * the verbs API (the connection manager).
+     */
+    public static RdmaException of(String verb, int errno, String hint) {
         if (errno == RdmaCore.EOPNOTSUPP() || errno == RdmaCore.ENOSYS()) {
             return new UnsupportedVerbException(verb, errno, hint);
         }

@@ -47,6 +47,44 @@ public final class FileDescriptors {
         }
     }
 
+    private static final int SLICE_MILLIS = 100;
+
+    /**
+     * Takes an event from a non-blocking verbs file descriptor, waiting for one up to {@code timeout}: if
+     * {@code take} finds none, {@code poll(2)} the descriptor in slices of at most 100 ms until the deadline. The
+     * slices keep a virtual thread's carrier from being pinned for longer than that, and let an interrupt end the
+     * wait.
+     *
+     * @param take returns the event, or {@code null} when the descriptor has none (EAGAIN)
+     * @return the event, or {@code null} once {@code timeout} has passed
+     * @throws IllegalStateException if {@code poll} itself fails (e.g. EBADF)
+     */
+    public static <T> T awaitEvent(int fd, java.time.Duration timeout, java.util.function.Supplier<T> take)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            T event = take.get();
+            if (event != null) {
+                return event;
+            }
+            long remaining = deadline - System.nanoTime();
+            if (remaining <= 0) {
+                return null;
+            }
+            int rc = awaitReadable(fd, (int) Math.min(SLICE_MILLIS, Math.max(1, remaining / 1_000_000)));
+            if (rc < 0 && rc != -RdmaCore.EINTR()) {
+                throw new IllegalStateException("poll on fd " + fd + " failed: errno " + -rc + " ("
+                        + RdmaCore.strerror(-rc).getString(0) + ")");
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException("interrupted while waiting for an RDMA event");
+            }
+            if (rc == 0) {
+                Thread.yield();
+            }
+        }
+    }
+
     /**
      * Waits up to {@code timeoutMillis} for {@code fd} to become readable ({@code poll} with {@code POLLIN}).
      *
