@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -30,6 +31,22 @@ class ProtectionDomainTest {
             assertNotEquals(0, mr.rkey());
             mr.close();
             pd.close();
+        }
+    }
+
+    @Test
+    void aRegionLargerThanFourGibibytesKeepsItsFullLength() {
+        long size = 5L << 30;
+        try (Context context = TestDevice.open(); ProtectionDomain pd = context.allocateProtectionDomain()) {
+            long max = context.queryDevice().maxMemoryRegionSize();
+            assumeTrue(Long.compareUnsigned(max, size) > 0, "the device limits regions to "
+                    + Long.toUnsignedString(max) + " bytes");
+            try (MemoryRegion mr = pd.allocateMemory(size, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ))) {
+                assertEquals(size, mr.length());
+                assertEquals(size, mr.segment().byteSize());
+                mr.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, size - 8, 0x5a5a);
+                assertEquals(0x5a5a, mr.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG, size - 8));
+            }
         }
     }
 
