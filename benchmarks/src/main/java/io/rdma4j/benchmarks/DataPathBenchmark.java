@@ -40,7 +40,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
-@Warmup(iterations = 3, time = 2)
+@Warmup(iterations = 5, time = 3)
 @Measurement(iterations = 5, time = 2)
 public class DataPathBenchmark {
 
