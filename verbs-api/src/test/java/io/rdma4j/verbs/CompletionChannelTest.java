@@ -42,11 +42,7 @@ class CompletionChannelTest {
 
     @AfterEach
     void close() throws Exception {
-        for (AutoCloseable c : new AutoCloseable[] {sends, receives, completions, pair, channel, context}) {
-            if (c != null) {
-                c.close();
-            }
-        }
+        TestDevice.closeAll(sends, receives, completions, pair, channel, context);
     }
 
     @Test

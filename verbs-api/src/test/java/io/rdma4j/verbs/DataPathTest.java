@@ -39,16 +39,8 @@ class DataPathTest {
     }
 
     @AfterEach
-    void close() {
-        for (AutoCloseable c : new AutoCloseable[] {sends, receives, completions, pair, context}) {
-            if (c != null) {
-                try {
-                    c.close();
-                } catch (Exception e) {
-                    throw new AssertionError("closing " + c, e);
-                }
-            }
-        }
+    void close() throws Exception {
+        TestDevice.closeAll(sends, receives, completions, pair, context);
     }
 
     @Test

@@ -37,11 +37,7 @@ class ErrorCompletionTest {
 
     @AfterEach
     void close() throws Exception {
-        for (AutoCloseable c : new AutoCloseable[] {sends, receives, completions, pair, context}) {
-            if (c != null) {
-                c.close();
-            }
-        }
+        TestDevice.closeAll(sends, receives, completions, pair, context);
     }
 
     @Test

@@ -41,11 +41,7 @@ class MemoryWindowTest {
 
     @AfterEach
     void close() throws Exception {
-        for (AutoCloseable c : new AutoCloseable[] {sends, completions, pair, context}) {
-            if (c != null) {
-                c.close();
-            }
-        }
+        TestDevice.closeAll(sends, completions, pair, context);
     }
 
     @Test

@@ -47,6 +47,15 @@ final class TestDevice {
         return context.queryDevice().vendorId() == SIW_VENDOR_ID;
     }
 
+    /** Closes what a test's setup opened, in the order given, skipping what it never got to open. */
+    static void closeAll(AutoCloseable... resources) throws Exception {
+        for (AutoCloseable resource : resources) {
+            if (resource != null) {
+                resource.close();
+            }
+        }
+    }
+
     /** Opens the test device. */
     static Context open() {
         return device().open();
