@@ -30,7 +30,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * so it honours its timeout and interrupts and is usable from virtual threads. Events are acknowledged
  * ({@code ibv_ack_cq_events}) in batches, and all of them before their CQ is destroyed.
  *
- * <p>Lifetime: keeps its context alive; the CQs that use it must be closed first. Thread-safety: any thread may
+ * <p>Lifetime: keeps its context alive; refuses to close while a CQ uses it ({@link IllegalStateException} naming
+ * it); closing the context closes the CQs first. Thread-safety: any thread may
  * await; each event goes to one of them.
  */
 public final class CompletionChannel extends VerbsObject {

@@ -48,6 +48,7 @@ public final class CompletionQueue extends VerbsObject {
         this.notifyFunction = ContextOps.reqNotifyCqFunction(context.handle());
         if (channel != null) {
             channel.register(this);
+            uses(channel);
         }
         this.extendedPoll = extendedFields == null ? null : new ExtendedPoll(this, extendedFields, Arena.ofAuto());
     }

@@ -50,13 +50,23 @@ public final class MemoryRegion extends VerbsObject {
         return segment;
     }
 
-    /** The local key, for scatter/gather entries of local work requests. */
+    /**
+     * The local key, for scatter/gather entries of local work requests.
+     *
+     * @throws IllegalStateException once the region is closed: the key no longer names it
+     */
     public int lkey() {
+        checkOpen();
         return lkey;
     }
 
-    /** The remote key, for peers' RDMA READ/WRITE and atomics into this region. */
+    /**
+     * The remote key, for peers' RDMA READ/WRITE and atomics into this region.
+     *
+     * @throws IllegalStateException once the region is closed
+     */
     public int rkey() {
+        checkOpen();
         return rkey;
     }
 

@@ -12,8 +12,11 @@ public final class PostException extends RdmaException {
 
     private final int index;
 
-    PostException(String verb, int errno, int index) {
-        super(verb, errno, "work request #" + index + " of the batch was rejected; earlier ones were posted");
+    /**
+     * @param returned what the post verb returned: an errno value (some providers, e.g. siw, return it negated)
+     */
+    PostException(String verb, int returned, int index) {
+        super(verb, Math.abs(returned), "work request #" + index + " of the batch was rejected; earlier ones were posted");
         this.index = index;
     }
 
