@@ -10,39 +10,37 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Sleeping until a completion: notification, timeouts, solicited events, virtual threads. */
 @Tag("device")
-class CompletionChannelTest {
+class CompletionChannelTest extends PairFixture {
 
-    private Context context;
     private CompletionChannel channel;
-    private ConnectedPair pair;
     private MemoryRegion memory;
-    private SendWorkRequests sends;
-    private ReceiveWorkRequests receives;
-    private WorkCompletions completions;
 
-    @BeforeEach
-    void connect() {
-        context = TestDevice.open();
-        channel = context.createCompletionChannel();
-        pair = ConnectedPair.reliable(context, b -> b, b -> b, channel);
-        memory = pair.pd.allocateMemory(4096, ConnectedPair.REMOTE_ACCESS);
-        sends = new SendWorkRequests(1, 1);
-        receives = new ReceiveWorkRequests(2, 1);
-        completions = new WorkCompletions(2);
-        receives.clear().add(1).scatter(memory, 0, 64).add(2).scatter(memory, 64, 64);
-        pair.server.postReceive(receives);
+    CompletionChannelTest() {
+        super(2, 1);
     }
 
-    @AfterEach
-    void close() throws Exception {
-        TestDevice.closeAll(sends, receives, completions, pair, channel, context);
+    @Override
+    ConnectedPair connect(Context device) {
+        channel = device.createCompletionChannel();
+        return ConnectedPair.reliable(device, b -> b, b -> b, channel);
+    }
+
+    @Override
+    AutoCloseable closeAfterPair() {
+        return channel;
+    }
+
+    @BeforeEach
+    void postReceives() {
+        memory = pair.pd.allocateMemory(4096, ConnectedPair.REMOTE_ACCESS);
+        receives.clear().add(1).scatter(memory, 0, 64).add(2).scatter(memory, 64, 64);
+        pair.server.postReceive(receives);
     }
 
     @Test

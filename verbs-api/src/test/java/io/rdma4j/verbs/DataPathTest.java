@@ -10,37 +10,25 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Two connected RC queue pairs on the test device moving real data: every opcode the provider has. */
 @Tag("device")
-class DataPathTest {
+class DataPathTest extends PairFixture {
 
-    private Context context;
-    private ConnectedPair pair;
     private MemoryRegion clientMemory;
     private MemoryRegion serverMemory;
-    private SendWorkRequests sends;
-    private ReceiveWorkRequests receives;
-    private WorkCompletions completions;
 
-    @BeforeEach
-    void connect() {
-        context = TestDevice.open();
-        pair = ConnectedPair.reliable(context);
-        clientMemory = pair.pd.allocateMemory(8192, ConnectedPair.REMOTE_ACCESS);
-        serverMemory = pair.pd.allocateMemory(8192, ConnectedPair.REMOTE_ACCESS);
-        sends = new SendWorkRequests(4, 2);
-        receives = new ReceiveWorkRequests(4, 2);
-        completions = new WorkCompletions(1);
+    DataPathTest() {
+        super(4, 2);
     }
 
-    @AfterEach
-    void close() throws Exception {
-        TestDevice.closeAll(sends, receives, completions, pair, context);
+    @BeforeEach
+    void registerMemory() {
+        clientMemory = pair.pd.allocateMemory(8192, ConnectedPair.REMOTE_ACCESS);
+        serverMemory = pair.pd.allocateMemory(8192, ConnectedPair.REMOTE_ACCESS);
     }
 
     @Test

@@ -9,41 +9,29 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.time.Duration;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Bad work requests end as error completions (and async events), never as crashes or hangs. */
 @Tag("device")
-class ErrorCompletionTest {
+class ErrorCompletionTest extends PairFixture {
 
-    private Context context;
-    private ConnectedPair pair;
     private MemoryRegion memory;
-    private SendWorkRequests sends;
-    private ReceiveWorkRequests receives;
-    private WorkCompletions completions;
 
-    @BeforeEach
-    void connect() {
-        context = TestDevice.open();
-        pair = ConnectedPair.reliable(context);
-        memory = pair.pd.allocateMemory(4096, ConnectedPair.REMOTE_ACCESS);
-        sends = new SendWorkRequests(4, 1);
-        receives = new ReceiveWorkRequests(4, 1);
-        completions = new WorkCompletions(4);
+    ErrorCompletionTest() {
+        super(4, 1);
     }
 
-    @AfterEach
-    void close() throws Exception {
-        TestDevice.closeAll(sends, receives, completions, pair, context);
+    @BeforeEach
+    void registerMemory() {
+        memory = pair.pd.allocateMemory(4096, ConnectedPair.REMOTE_ACCESS);
     }
 
     @Test
     void aGatherEntryOutsideTheRegionIsALocalProtectionError() {
         sends.clear().rdmaWrite(1, memory.address(), memory.rkey())
-                .gatherUnchecked(memory.address() + 4096, 64, memory.lkey()).signaled();
+                .gatherUnchecked(memory.address() + memory.length(), 64, memory.lkey()).signaled();
         pair.client.postSend(sends);
         await(pair.clientCq, completions, 1);
         assertEquals(1, completions.workRequestId(0));
@@ -99,13 +87,10 @@ class ErrorCompletionTest {
         receives.clear().add(10).scatter(memory, 0, 64).add(11).scatter(memory, 64, 64);
         pair.server.postReceive(receives);
         pair.server.moveToError();
-        WorkCompletions one = new WorkCompletions(1);
-        try (one) {
-            for (long expected = 10; expected <= 11; expected++) {
-                await(pair.serverCq, one, 1);
-                assertEquals(expected, one.workRequestId(0));
-                assertEquals(WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR, one.status(0), one.statusText(0));
-            }
+        for (long expected = 10; expected <= 11; expected++) {
+            await(pair.serverCq, completions, 1);
+            assertEquals(expected, completions.workRequestId(0));
+            assertEquals(WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR, completions.status(0), completions.statusText(0));
         }
     }
 
