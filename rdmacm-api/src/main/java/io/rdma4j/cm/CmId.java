@@ -1,110 +1,386 @@
 package io.rdma4j.cm;
 
+import static io.rdma4j.cm.CmIdState.ACCEPTING;
+import static io.rdma4j.cm.CmIdState.ADDRESS_RESOLVED;
+import static io.rdma4j.cm.CmIdState.BOUND;
+import static io.rdma4j.cm.CmIdState.CONNECTING;
+import static io.rdma4j.cm.CmIdState.CONNECT_REQUEST;
+import static io.rdma4j.cm.CmIdState.CONNECT_RESPONSE;
+import static io.rdma4j.cm.CmIdState.DISCONNECTED;
+import static io.rdma4j.cm.CmIdState.ESTABLISHED;
+import static io.rdma4j.cm.CmIdState.FAILED;
+import static io.rdma4j.cm.CmIdState.IDLE;
+import static io.rdma4j.cm.CmIdState.LISTENING;
+import static io.rdma4j.cm.CmIdState.REJECTED;
+import static io.rdma4j.cm.CmIdState.RESOLVING_ADDRESS;
+import static io.rdma4j.cm.CmIdState.RESOLVING_ROUTE;
+import static io.rdma4j.cm.CmIdState.ROUTE_RESOLVED;
+
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedConnectionManager;
 import io.rdma4j.bindings.verbs.RdmaCore;
-import io.rdma4j.bindings.verbs.ibv_context;
-import io.rdma4j.bindings.verbs.ibv_device;
+import io.rdma4j.bindings.verbs.ibv_qp_attr;
+import io.rdma4j.bindings.verbs.rdma_addr;
 import io.rdma4j.bindings.verbs.rdma_cm_id;
 import io.rdma4j.bindings.verbs.rdma_conn_param;
-import io.rdma4j.bindings.verbs.sockaddr_in;
-import io.rdma4j.bindings.verbs.sockaddr_in6;
+import io.rdma4j.bindings.verbs.rdma_route;
+import io.rdma4j.verbs.Context;
+import io.rdma4j.verbs.ProtectionDomain;
+import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.QueuePairAttributes;
+import io.rdma4j.verbs.QueuePairState;
 import io.rdma4j.verbs.RdmaException;
+import io.rdma4j.verbs.Transport;
+import io.rdma4j.verbs.internal.NativeResource;
+import io.rdma4j.verbs.internal.QueuePairFactory;
+import io.rdma4j.verbs.internal.VerbsInternals;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.Inet4Address;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A connection-manager id ({@code struct rdma_cm_id}, from {@code rdma_create_id} or a connect request; closed by
  * {@code rdma_destroy_id}): the RDMA counterpart of a socket. Passive side: {@link #bind}, {@link #listen}, then
  * {@link #accept} or {@link #reject} the ids of {@link CmEventType#CONNECT_REQUEST} events. Active side:
  * {@link #resolveAddress}, {@link #resolveRoute}, {@link #connect}. Each step completes with an event on the
- * {@link EventChannel}.
+ * {@link EventChannel}. Most programs use {@link Connector} and {@link Acceptor} instead, which do all of this.
  *
- * <p>Queue pairs stay rdma4j's own: {@link ConnectionParameters} carry their number. On iWARP the kernel moves the
- * queue pairs to RTS when the connection is established (move them to INIT first); on InfiniBand and RoCE the
- * application moves them itself, answering {@link CmEventType#CONNECT_RESPONSE} with {@link #establish()}.
+ * <p>Queue pairs: either the id's own ({@link #createQueuePair}, {@code rdma_create_qp}), which librdmacm moves
+ * through its states during connect and accept, or the application's, which it moves itself with the attributes
+ * librdmacm negotiated ({@link #initQueuePairAttributes}), answering {@link CmEventType#CONNECT_RESPONSE} with
+ * {@link #establish()}. Either is created on the id's {@link #context()}.
  *
- * <p>Lifetime: closed with its channel at the latest. Thread-safety: calls on one id must not race with its
- * {@link #close()}; a closed id throws {@link IllegalStateException}.
+ * <p>States: rdma4j tracks the id's {@link CmIdState} and refuses a call that the state does not allow with
+ * {@link IllegalStateException}, before librdmacm runs.
+ *
+ * <p>Lifetime: the verbs objects' rules. An id belongs to its channel, which keeps it reachable while open and closes
+ * it at the latest; closing the id first destroys its own queue pair; close is idempotent, thread-safe and refused
+ * while a call on the id runs; an id dropped without being closed is closed by a Cleaner, with a warning, once its
+ * channel is unreachable too. Thread-safety: every method may be called from any thread; calls on one id are
+ * serialized.
  */
 public final class CmId implements AutoCloseable {
 
-    private final EventChannel channel;
-    private final Arena arena = Arena.ofShared();
-    private final MemorySegment id;
-    private boolean closed;
+    /** Private data that fits through librdmacm per transport and message (the limits of the wire protocols). */
+    private static final int IB_CONNECT_PRIVATE_DATA = 56;
+    private static final int IB_ACCEPT_PRIVATE_DATA = 196;
+    private static final int IB_REJECT_PRIVATE_DATA = 148;
+    private static final int IB_UD_CONNECT_PRIVATE_DATA = 180;
+    private static final int IB_UD_ACCEPT_PRIVATE_DATA = 136;
 
-    CmId(EventChannel channel, MemorySegment id) {
+    private final NativeResource resource;
+    private final PortSpace portSpace;
+    private volatile EventChannel channel;
+    private volatile CmIdState state;
+    private volatile QueuePair queuePair;
+    /** Whether this side called {@link #disconnect()} (else a DISCONNECTED comes from the peer). */
+    private boolean disconnecting;
+
+    CmId(EventChannel channel, MemorySegment id, PortSpace portSpace, CmIdState state) {
         this.channel = channel;
-        this.id = id.reinterpret(rdma_cm_id.layout().byteSize(), arena, null);
+        this.portSpace = portSpace;
+        this.state = state;
+        this.resource = new NativeResource(channel.resource(), id, rdma_cm_id.layout().byteSize(),
+                EventChannel.ID_RANK, "CmId", "rdma_destroy_id", pointer -> {
+                    MemorySegment errno = Errno.state();
+                    return ExportedConnectionManager.rdma_destroy_id(errno, pointer) == 0 ? 0 : Errno.get(errno);
+                });
+        resource.owner(this);
+        VerbsInternals.access().cleaner().register(this, resource);
     }
 
-    /** Binds to a local address and port ({@code rdma_bind_addr}); port 0 picks one. */
-    public void bind(InetSocketAddress local) {
+    /** Where the id stands; {@link CmIdState#CLOSED} once it (or its channel) is closed. */
+    public CmIdState state() {
+        return resource.isClosed() ? CmIdState.CLOSED : state;
+    }
+
+    /** The port space it was created in (or, for a connect request, its listener's). */
+    public PortSpace portSpace() {
+        return portSpace;
+    }
+
+    /** The channel its events arrive on. */
+    public EventChannel channel() {
+        return channel;
+    }
+
+    /**
+     * Binds to a local address and port ({@code rdma_bind_addr}); port 0 picks one. Binding to a device's address
+     * gives the id that device's {@link #context()}.
+     */
+    public synchronized void bind(InetSocketAddress local) {
+        require("bind", IDLE);
         try (Arena call = Arena.ofConfined()) {
-            MemorySegment state = Errno.state();
-            check(ExportedConnectionManager.rdma_bind_addr(state, handle(), sockaddr(local, call)), "rdma_bind_addr",
-                    state, local.toString());
+            MemorySegment errno = Errno.state();
+            check(ExportedConnectionManager.rdma_bind_addr(errno, handle(), SocketAddresses.toC(local, call)),
+                    "rdma_bind_addr", errno, local.toString());
         }
+        state = BOUND;
     }
 
-    /** Listens for connect requests ({@code rdma_listen}). */
-    public void listen(int backlog) {
-        MemorySegment state = Errno.state();
-        check(ExportedConnectionManager.rdma_listen(state, handle(), backlog), "rdma_listen", state, null);
+    /** Listens for connect requests ({@code rdma_listen}); binds to any address and a free port first if unbound. */
+    public synchronized void listen(int backlog) {
+        require("listen", IDLE, BOUND);
+        if (backlog < 0) {
+            throw new IllegalArgumentException("backlog must not be negative: " + backlog);
+        }
+        MemorySegment errno = Errno.state();
+        check(ExportedConnectionManager.rdma_listen(errno, handle(), backlog), "rdma_listen", errno, null);
+        state = LISTENING;
     }
 
     /** Starts resolving {@code destination} to a local device ({@code rdma_resolve_addr}); then expect ADDRESS_RESOLVED. */
     public void resolveAddress(InetSocketAddress destination, Duration timeout) {
+        resolveAddress(null, destination, timeout);
+    }
+
+    /**
+     * Starts resolving {@code destination} to a local device, from the local address {@code source} (or any, when
+     * {@code null}) ({@code rdma_resolve_addr}); then expect ADDRESS_RESOLVED or ADDRESS_ERROR within
+     * {@code timeout}.
+     */
+    public synchronized void resolveAddress(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
+        require("resolveAddress", IDLE, BOUND);
+        int millis = millis(timeout);
         try (Arena call = Arena.ofConfined()) {
-            MemorySegment state = Errno.state();
-            check(ExportedConnectionManager.rdma_resolve_addr(state, handle(), MemorySegment.NULL,
-                    sockaddr(destination, call), (int) timeout.toMillis()), "rdma_resolve_addr", state,
+            MemorySegment errno = Errno.state();
+            check(ExportedConnectionManager.rdma_resolve_addr(errno, handle(),
+                    source == null ? MemorySegment.NULL : SocketAddresses.toC(source, call),
+                    SocketAddresses.toC(destination, call), millis), "rdma_resolve_addr", errno,
                     destination.toString());
+        }
+        state = RESOLVING_ADDRESS;
+    }
+
+    /** Starts resolving the route ({@code rdma_resolve_route}); then expect ROUTE_RESOLVED or ROUTE_ERROR. */
+    public synchronized void resolveRoute(Duration timeout) {
+        require("resolveRoute", ADDRESS_RESOLVED);
+        int millis = millis(timeout);
+        MemorySegment errno = Errno.state();
+        check(ExportedConnectionManager.rdma_resolve_route(errno, handle(), millis), "rdma_resolve_route", errno,
+                null);
+        state = RESOLVING_ROUTE;
+    }
+
+    /**
+     * Sends a connect request ({@code rdma_connect}); then expect ESTABLISHED (the id's own queue pair, iWARP) or
+     * CONNECT_RESPONSE (the application's queue pair on InfiniBand/RoCE), or REJECTED, UNREACHABLE, CONNECT_ERROR.
+     * Private data: at most 56 bytes on InfiniBand/RoCE (92 of the CM's REQ less rdma_cm's 36-byte header), 180
+     * for {@link PortSpace#UDP}, 255 on iWARP.
+     *
+     * @throws IllegalArgumentException if the private data exceeds the transport's limit (named in the message)
+     */
+    public synchronized void connect(ConnectionParameters parameters) {
+        require("connect", ROUTE_RESOLVED);
+        checkPrivateData("rdma_connect", parameters.privateData().length,
+                portSpace == PortSpace.UDP ? IB_UD_CONNECT_PRIVATE_DATA : IB_CONNECT_PRIVATE_DATA);
+        withParameters(parameters, "rdma_connect",
+                (errno, param) -> ExportedConnectionManager.rdma_connect(errno, handle(), param));
+        state = CONNECTING;
+    }
+
+    /**
+     * Accepts this connect request's connection ({@code rdma_accept}); then expect ESTABLISHED (not for
+     * {@link PortSpace#UDP}, where the peer is answered at once). Private data: at most 196 bytes on
+     * InfiniBand/RoCE, 136 for UDP, 255 on iWARP.
+     *
+     * @throws IllegalArgumentException if the private data exceeds the transport's limit
+     */
+    public synchronized void accept(ConnectionParameters parameters) {
+        require("accept", CONNECT_REQUEST);
+        checkPrivateData("rdma_accept", parameters.privateData().length,
+                portSpace == PortSpace.UDP ? IB_UD_ACCEPT_PRIVATE_DATA : IB_ACCEPT_PRIVATE_DATA);
+        withParameters(parameters, "rdma_accept",
+                (errno, param) -> ExportedConnectionManager.rdma_accept(errno, handle(), param));
+        state = portSpace == PortSpace.UDP ? ESTABLISHED : ACCEPTING;
+    }
+
+    /** Rejects this connect request without private data ({@code rdma_reject}). */
+    public void reject() {
+        reject(new byte[0]);
+    }
+
+    /**
+     * Rejects this connect request ({@code rdma_reject}); the active side gets {@link CmEventType#REJECTED} with
+     * {@code privateData}: at most 148 bytes on InfiniBand/RoCE, 255 on iWARP.
+     *
+     * @throws IllegalArgumentException if the private data exceeds the transport's limit
+     */
+    public synchronized void reject(byte[] privateData) {
+        require("reject", CONNECT_REQUEST);
+        checkPrivateData("rdma_reject", privateData.length, IB_REJECT_PRIVATE_DATA);
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment data = privateData.length == 0 ? MemorySegment.NULL
+                    : call.allocateFrom(ValueLayout.JAVA_BYTE, privateData);
+            MemorySegment errno = Errno.state();
+            check(ExportedConnectionManager.rdma_reject(errno, handle(), data, (byte) privateData.length),
+                    "rdma_reject", errno, null);
+        }
+        state = REJECTED;
+    }
+
+    /**
+     * Completes the active side of an InfiniBand/RoCE connection to the application's queue pair after
+     * CONNECT_RESPONSE ({@code rdma_establish}), once that queue pair is in RTS.
+     */
+    public synchronized void establish() {
+        require("establish", CONNECT_RESPONSE);
+        MemorySegment errno = Errno.state();
+        check(ExportedConnectionManager.rdma_establish(errno, handle()), "rdma_establish", errno, null);
+        state = ESTABLISHED;
+    }
+
+    /**
+     * Disconnects ({@code rdma_disconnect}): the id's own queue pair goes to ERROR (its posted work flushes), and
+     * both sides get {@link CmEventType#DISCONNECTED}. When the peer disconnects first, rdma4j answers for this side
+     * as it takes the DISCONNECTED event (on InfiniBand/RoCE the initiator waits for that answer, the CM's DREP,
+     * and would otherwise see its own DISCONNECTED only when its request times out); calling this then does nothing.
+     */
+    public synchronized void disconnect() {
+        require("disconnect", CONNECTING, CONNECT_RESPONSE, ACCEPTING, ESTABLISHED, DISCONNECTED);
+        if (disconnecting) {
+            return;
+        }
+        disconnecting = true;
+        MemorySegment errno = Errno.state();
+        check(ExportedConnectionManager.rdma_disconnect(errno, handle()), "rdma_disconnect", errno, null);
+    }
+
+    /**
+     * The verbs context of the id's device, opened and owned by librdmacm, once the id has a device (after address
+     * resolution, binding to a device's address, or for a connect request). Create the connection's protection
+     * domain, completion queues, memory regions and queue pair on it: they are ordinary verbs objects, closed by
+     * the application. The context itself is never closed (librdmacm keeps it open); it is the same object for
+     * every id on that device.
+     *
+     * @throws IllegalStateException if the id has no device yet
+     */
+    public Context context() {
+        MemorySegment verbs = rdma_cm_id.verbs(handle());
+        if (verbs.address() == 0) {
+            throw new IllegalStateException("the id has no device yet (" + state() + "): resolve an address, bind to"
+                    + " a device's address, or take a connect request");
+        }
+        return VerbsInternals.access().borrowedContext(verbs);
+    }
+
+    /** The name of the id's device, if it has one. */
+    public Optional<String> deviceName() {
+        return rdma_cm_id.verbs(handle()).address() == 0 ? Optional.empty() : Optional.of(context().device().name());
+    }
+
+    /** The id's port on its device ({@code port_num}), once it has a device. */
+    public int devicePort() {
+        context();
+        return Byte.toUnsignedInt(rdma_cm_id.port_num(handle()));
+    }
+
+    /**
+     * The attributes that move a queue pair of the application's own to {@code target} for this connection
+     * ({@code rdma_init_qp_attr}): INIT (port, P_Key index, access; Q_Key for UD) once the id has a device, RTR and
+     * RTS once the peer's parameters are known (a connect request, or CONNECT_RESPONSE). Pass them to
+     * {@link QueuePair#modify}, adding or changing what the application wants.
+     *
+     * @throws RdmaException if librdmacm cannot give them in this state (EINVAL)
+     */
+    public synchronized QueuePairAttributes initQueuePairAttributes(QueuePairState target) {
+        Objects.requireNonNull(target, "target");
+        context();
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment attr = call.allocate(ibv_qp_attr.layout());
+            MemorySegment mask = call.allocate(ValueLayout.JAVA_INT);
+            ibv_qp_attr.qp_state(attr, target.value());
+            MemorySegment errno = Errno.state();
+            check(ExportedConnectionManager.rdma_init_qp_attr(errno, handle(), attr, mask), "rdma_init_qp_attr",
+                    errno, target + " in state " + state);
+            return VerbsInternals.access().queuePairAttributes(attr, mask.get(ValueLayout.JAVA_INT, 0));
         }
     }
 
-    /** Starts resolving the route ({@code rdma_resolve_route}); then expect ROUTE_RESOLVED. */
-    public void resolveRoute(Duration timeout) {
-        MemorySegment state = Errno.state();
-        check(ExportedConnectionManager.rdma_resolve_route(state, handle(), (int) timeout.toMillis()),
-                "rdma_resolve_route", state, null);
+    /**
+     * Creates the id's own queue pair ({@code rdma_create_qp}), as {@code builder} describes it, on the id's
+     * {@link #context()}: librdmacm moves it to RTS during {@link #connect} and {@link #accept} (and to ERROR on
+     * {@link #disconnect}), and announces its number itself. It posts and polls as any queue pair. It closes
+     * before the id, or with its protection domain ({@code rdma_destroy_qp}); it keeps the id reachable.
+     *
+     * @param builder from {@link ProtectionDomain#queuePair}, with its completion queues set; the protection domain
+     *                must be on this id's {@link #context()}
+     * @throws IllegalStateException    if the id has no device yet, or has a queue pair already
+     * @throws IllegalArgumentException if the protection domain belongs to another context
+     * @throws RdmaException            if the verb fails
+     */
+    public synchronized QueuePair createQueuePair(QueuePair.Builder builder) {
+        require("createQueuePair", ADDRESS_RESOLVED, RESOLVING_ROUTE, ROUTE_RESOLVED, CONNECT_REQUEST, BOUND);
+        VerbsInternals.Access verbs = VerbsInternals.access();
+        Context context = context();
+        ProtectionDomain pd = verbs.protectionDomain(builder);
+        if (pd.context() != context) {
+            throw new IllegalArgumentException("the queue pair's protection domain belongs to " + pd.context().device()
+                    .name() + "'s context opened by the application; create it on the id's context()");
+        }
+        if (queuePair != null && !queuePair.isClosed()) {
+            throw new IllegalStateException("the id has a queue pair already: " + queuePair);
+        }
+        MemorySegment id = handle();
+        long idAddress = id.address();
+        QueuePair created = verbs.createQueuePair(builder, new QueuePairFactory() {
+            @Override
+            public MemorySegment create(MemorySegment errno, MemorySegment pdHandle, MemorySegment init,
+                                        boolean extended) {
+                int rc = extended ? ExportedConnectionManager.rdma_create_qp_ex(errno, id, init)
+                        : ExportedConnectionManager.rdma_create_qp(errno, id, pdHandle, init);
+                return rc == 0 ? rdma_cm_id.qp(id) : MemorySegment.NULL;
+            }
+
+            @Override
+            public String verb(boolean extended) {
+                return extended ? "rdma_create_qp_ex" : "rdma_create_qp";
+            }
+
+            @Override
+            public String destroyVerb() {
+                return "rdma_destroy_qp";
+            }
+
+            @Override
+            public NativeResource.Destroyer destroyer(MemorySegment qp) {
+                // rdma_destroy_qp is ibv_destroy_qp and id->qp = NULL, without the errno: done here to keep it.
+                return pointer -> {
+                    int rc = RdmaCore.ibv_destroy_qp(pointer);
+                    if (rc == 0) {
+                        rdma_cm_id.qp(MemorySegment.ofAddress(idAddress).reinterpret(rdma_cm_id.layout().byteSize()),
+                                MemorySegment.NULL);
+                    }
+                    return rc;
+                };
+            }
+        });
+        verbs.resource(created).closesWith(resource);
+        verbs.keepReachable(created, this);
+        queuePair = created;
+        return created;
     }
 
-    /** Sends a connect request ({@code rdma_connect}). */
-    public void connect(ConnectionParameters parameters) {
-        withParameters(parameters, (state, param) -> ExportedConnectionManager.rdma_connect(state, handle(), param),
-                "rdma_connect");
+    /** The id's own queue pair ({@link #createQueuePair}), if it has one that is open. */
+    public Optional<QueuePair> queuePair() {
+        QueuePair qp = queuePair;
+        return qp == null || qp.isClosed() ? Optional.empty() : Optional.of(qp);
     }
 
-    /** Accepts this connect request's connection ({@code rdma_accept}). */
-    public void accept(ConnectionParameters parameters) {
-        withParameters(parameters, (state, param) -> ExportedConnectionManager.rdma_accept(state, handle(), param),
-                "rdma_accept");
+    /** The local address, once bound or resolved ({@code rdma_get_local_addr}). */
+    public InetSocketAddress localAddress() {
+        return SocketAddresses.fromC(rdma_addr.src_addr(rdma_route.addr(rdma_cm_id.route(handle()))));
     }
 
-    /** Rejects this connect request ({@code rdma_reject}); the active side gets {@link CmEventType#REJECTED}. */
-    public void reject() {
-        MemorySegment state = Errno.state();
-        check(ExportedConnectionManager.rdma_reject(state, handle(), MemorySegment.NULL, (byte) 0), "rdma_reject",
-                state, null);
-    }
-
-    /** Completes the active side of an InfiniBand/RoCE connection after CONNECT_RESPONSE ({@code rdma_establish}). */
-    public void establish() {
-        MemorySegment state = Errno.state();
-        check(ExportedConnectionManager.rdma_establish(state, handle()), "rdma_establish", state, null);
-    }
-
-    /** Disconnects ({@code rdma_disconnect}); both sides then get {@link CmEventType#DISCONNECTED}. */
-    public void disconnect() {
-        MemorySegment state = Errno.state();
-        check(ExportedConnectionManager.rdma_disconnect(state, handle()), "rdma_disconnect", state, null);
+    /** The peer's address, once resolved or connected ({@code rdma_get_peer_addr}). */
+    public InetSocketAddress peerAddress() {
+        return SocketAddresses.fromC(rdma_addr.dst_addr(rdma_route.addr(rdma_cm_id.route(handle()))));
     }
 
     /** The local port, once bound or resolved ({@code rdma_get_src_port}, in host order). */
@@ -112,79 +388,194 @@ public final class CmId implements AutoCloseable {
         return Short.toUnsignedInt(Short.reverseBytes(RdmaCore.rdma_get_src_port(handle())));
     }
 
-    /** The RDMA device the id is bound to (after bind to a device address or address resolution), if any. */
-    public Optional<String> deviceName() {
-        MemorySegment verbs = rdma_cm_id.verbs(handle());
-        if (verbs.address() == 0) {
-            return Optional.empty();
+    /**
+     * Sets the IP type of service of the connection's packets ({@code RDMA_OPTION_ID_TOS}); before
+     * {@link #resolveRoute} (active) or {@link #listen}.
+     */
+    public void setTypeOfService(int tos) {
+        if (tos < 0 || tos > 255) {
+            throw new IllegalArgumentException("the type of service is 0..255, not " + tos);
         }
-        MemorySegment device = ibv_context.device(verbs.reinterpret(ibv_context.layout().byteSize()));
-        return Optional.of(ibv_device.name(device.reinterpret(ibv_device.layout().byteSize())).getString(0));
+        setOption("RDMA_OPTION_ID_TOS", RdmaCore.RDMA_OPTION_ID(), RdmaCore.RDMA_OPTION_ID_TOS(),
+                ValueLayout.JAVA_BYTE.byteSize(), s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) tos));
     }
 
-    /** Destroys the id ({@code rdma_destroy_id}). Idempotent. */
+    /** Lets a listener bind to a port still in use by connections in time-wait ({@code RDMA_OPTION_ID_REUSEADDR}); before {@link #bind}. */
+    public void setReuseAddress(boolean reuse) {
+        setOption("RDMA_OPTION_ID_REUSEADDR", RdmaCore.RDMA_OPTION_ID(), RdmaCore.RDMA_OPTION_ID_REUSEADDR(),
+                ValueLayout.JAVA_INT.byteSize(), s -> s.set(ValueLayout.JAVA_INT, 0, reuse ? 1 : 0));
+    }
+
+    /**
+     * Sets the QP's local ACK timeout code, 0..31 (4.096 µs × 2^code) that librdmacm uses instead of the path's
+     * packet life time ({@code RDMA_OPTION_ID_ACK_TIMEOUT}); before connecting.
+     */
+    public void setAckTimeout(int code) {
+        if (code < 0 || code > 31) {
+            throw new IllegalArgumentException("the ACK timeout code is 0..31, not " + code);
+        }
+        setOption("RDMA_OPTION_ID_ACK_TIMEOUT", RdmaCore.RDMA_OPTION_ID(), RdmaCore.RDMA_OPTION_ID_ACK_TIMEOUT(),
+                ValueLayout.JAVA_BYTE.byteSize(), s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) code));
+    }
+
+    /**
+     * Moves the id to another event channel ({@code rdma_migrate_id}): its later events arrive there, and it closes
+     * with that channel. An accepting server moves each connection to a channel of its own, so that one thread per
+     * connection waits for its events.
+     */
+    public synchronized void migrate(EventChannel to) {
+        Objects.requireNonNull(to, "to");
+        EventChannel from = channel;
+        if (from == to) {
+            return;
+        }
+        MemorySegment errno = Errno.state();
+        check(ExportedConnectionManager.rdma_migrate_id(errno, handle(), to.handle()), "rdma_migrate_id", errno,
+                null);
+        resource.moveTo(to.resource());
+        to.migrated(this, from);
+        channel = to;
+    }
+
+    /**
+     * Joins a multicast group ({@code rdma_join_multicast}) on a {@link PortSpace#UDP} id that has a device; then
+     * expect MULTICAST_JOIN, whose {@link UdParameters} address the group, or MULTICAST_ERROR. The id's own queue
+     * pair, if any, is attached to the group.
+     */
+    public synchronized void joinMulticast(InetSocketAddress group) {
+        requireMulticast("joinMulticast");
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment errno = Errno.state();
+            check(ExportedConnectionManager.rdma_join_multicast(errno, handle(), SocketAddresses.toC(group, call),
+                    MemorySegment.NULL), "rdma_join_multicast", errno, group.toString());
+        }
+    }
+
+    /** Leaves a multicast group joined before ({@code rdma_leave_multicast}). */
+    public synchronized void leaveMulticast(InetSocketAddress group) {
+        requireMulticast("leaveMulticast");
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment errno = Errno.state();
+            check(ExportedConnectionManager.rdma_leave_multicast(errno, handle(), SocketAddresses.toC(group, call)),
+                    "rdma_leave_multicast", errno, group.toString());
+        }
+    }
+
+    /**
+     * Destroys the id's own queue pair, then the id ({@code rdma_destroy_id}). Idempotent and thread-safe.
+     *
+     * @throws IllegalStateException if a call on the id is running on another thread right now
+     * @throws RdmaException         if {@code rdma_destroy_id} fails; the id then stays open
+     */
     @Override
     public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
+        resource.close(toString());
+        channel.unregister(resource.address());
+    }
+
+    @Override
+    public String toString() {
+        return "CmId@0x" + Long.toHexString(resource.address()) + "(" + portSpace + ", " + state() + ")";
+    }
+
+    long address() {
+        return resource.address();
+    }
+
+    /** Moves the state as event {@code type} says; called by the channel before the event is returned. */
+    synchronized void onEvent(CmEventType type) {
+        if (type == CmEventType.DISCONNECTED && !disconnecting) {
+            // The peer disconnected: answer (DREP on InfiniBand/RoCE) so that its DISCONNECTED comes at once, and
+            // flush our queue pair. The connection is gone either way, so a failure here changes nothing.
+            disconnecting = true;
+            ExportedConnectionManager.rdma_disconnect(Errno.state(), handle());
         }
-        MemorySegment pointer = MemorySegment.ofAddress(id.address());
-        arena.close();
-        channel.unregister(pointer.address());
-        MemorySegment state = Errno.state();
-        if (ExportedConnectionManager.rdma_destroy_id(state, pointer) != 0) {
-            throw RdmaException.of("rdma_destroy_id", Errno.get(state));
+        state = switch (type) {
+            case ADDRESS_RESOLVED -> ADDRESS_RESOLVED;
+            case ADDRESS_ERROR -> IDLE;
+            case ROUTE_RESOLVED -> ROUTE_RESOLVED;
+            case ROUTE_ERROR -> ADDRESS_RESOLVED;
+            case CONNECT_RESPONSE -> CONNECT_RESPONSE;
+            case ESTABLISHED -> ESTABLISHED;
+            case REJECTED -> REJECTED;
+            case DISCONNECTED -> DISCONNECTED;
+            case CONNECT_ERROR, UNREACHABLE, DEVICE_REMOVAL -> FAILED;
+            default -> state;
+        };
+    }
+
+    private void requireMulticast(String call) {
+        if (portSpace != PortSpace.UDP) {
+            throw new IllegalStateException(call + " needs a UDP id; this is " + portSpace);
+        }
+        require(call, BOUND, ADDRESS_RESOLVED, RESOLVING_ROUTE, ROUTE_RESOLVED);
+        context();
+    }
+
+    private void require(String call, CmIdState... allowed) {
+        CmIdState now = state();
+        Set<CmIdState> set = EnumSet.noneOf(CmIdState.class);
+        set.addAll(java.util.List.of(allowed));
+        if (!set.contains(now)) {
+            throw new IllegalStateException(call + " is not allowed on " + this + "; it needs " + set);
+        }
+    }
+
+    /** The private-data limit of {@code verb} on this id's transport; iWARP carries what librdmacm can. */
+    private void checkPrivateData(String verb, int length, int infinibandLimit) {
+        boolean iwarp = context().device().transport() == Transport.IWARP;
+        int limit = iwarp ? ConnectionParameters.MAX_PRIVATE_DATA : infinibandLimit;
+        if (length > limit) {
+            throw new IllegalArgumentException(verb + ": " + length + " bytes of private data exceed the "
+                    + (iwarp ? "iWARP (librdmacm)" : "InfiniBand/RoCE" + (portSpace == PortSpace.UDP ? " UD" : ""))
+                    + " limit of " + limit + " bytes");
         }
     }
 
     @FunctionalInterface
     private interface ParameterCall {
-        int call(MemorySegment state, MemorySegment param);
+        int call(MemorySegment errno, MemorySegment param);
     }
 
-    private void withParameters(ConnectionParameters parameters, ParameterCall verb, String name) {
+    private void withParameters(ConnectionParameters parameters, String name, ParameterCall verb) {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment param = call.allocate(rdma_conn_param.layout());
-            parameters.writeTo(param);
-            MemorySegment state = Errno.state();
-            check(verb.call(state, param), name, state, parameters.toString());
+            parameters.writeTo(param, call);
+            MemorySegment errno = Errno.state();
+            check(verb.call(errno, param), name, errno, parameters.toString());
         }
     }
 
-    private MemorySegment handle() {
-        if (!id.scope().isAlive()) {
-            throw new IllegalStateException("the rdma_cm id is closed");
+    private void setOption(String name, int level, int option, long size,
+                           java.util.function.Consumer<MemorySegment> value) {
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment optval = call.allocate(size);
+            value.accept(optval);
+            MemorySegment errno = Errno.state();
+            check(ExportedConnectionManager.rdma_set_option(errno, handle(), level, option, optval, size),
+                    "rdma_set_option", errno, name);
         }
-        return id;
     }
 
-    private static void check(int rc, String verb, MemorySegment state, String context) {
+    MemorySegment handle() {
+        MemorySegment h = resource.handle();
+        if (!h.scope().isAlive()) {
+            throw new IllegalStateException(this + " is closed");
+        }
+        return h;
+    }
+
+    private static int millis(Duration timeout) {
+        long ms = timeout.toMillis();
+        if (ms < 1 || ms > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("timeout must be 1 ms..24 days, not " + timeout);
+        }
+        return (int) ms;
+    }
+
+    private static void check(int rc, String verb, MemorySegment errno, String context) {
         if (rc != 0) {
-            throw RdmaException.of(verb, Errno.get(state), context);
+            throw RdmaException.of(verb, Errno.get(errno), context);
         }
-    }
-
-    /** A {@code sockaddr_in} or {@code sockaddr_in6} for {@code address}, port in network order. */
-    private static MemorySegment sockaddr(InetSocketAddress address, Arena arena) {
-        if (address.isUnresolved()) {
-            throw new IllegalArgumentException("unresolved address: " + address);
-        }
-        short port = Short.reverseBytes((short) address.getPort());
-        byte[] ip = address.getAddress().getAddress();
-        if (address.getAddress() instanceof Inet4Address) {
-            MemorySegment sa = arena.allocate(sockaddr_in.layout());
-            sockaddr_in.sin_family(sa, (short) RdmaCore.AF_INET());
-            sockaddr_in.sin_port(sa, port);
-            MemorySegment.copy(ip, 0, sockaddr_in.sin_addr(sa), ValueLayout.JAVA_BYTE, 0, 4);
-            return sa;
-        }
-        MemorySegment sa = arena.allocate(sockaddr_in6.layout());
-        sockaddr_in6.sin6_family(sa, (short) RdmaCore.AF_INET6());
-        sockaddr_in6.sin6_port(sa, port);
-        MemorySegment.copy(ip, 0, sockaddr_in6.sin6_addr(sa), ValueLayout.JAVA_BYTE, 0, 16);
-        return sa;
     }
 }

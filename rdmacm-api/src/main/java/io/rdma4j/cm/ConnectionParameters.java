@@ -1,30 +1,158 @@
 package io.rdma4j.cm;
 
 import io.rdma4j.bindings.verbs.rdma_conn_param;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 
 /**
- * What {@link CmId#connect} and {@link CmId#accept} announce ({@code struct rdma_conn_param}).
+ * What {@link CmId#connect} and {@link CmId#accept} announce, and what a connection event reports of the peer
+ * ({@code struct rdma_conn_param}). Every value is range-checked here, with the field's name, so nothing is narrowed
+ * on its way to C. Immutable and thread-safe.
  *
- * @param queuePairNumber     the local QP's number (rdma4j's {@code QueuePair.number()})
- * @param responderResources  incoming RDMA READs/atomics this side accepts at once
- * @param initiatorDepth      outgoing RDMA READs/atomics this side issues at once
- * @param retryCount          transport retries (0..7)
- * @param rnrRetryCount       RNR retries (0..7, 7 = forever)
+ * @param queuePairNumber    the local QP's number (24 bits); ignored when the id has a queue pair of its own
+ *                           ({@link CmId#createQueuePair}), whose number librdmacm sends
+ * @param responderResources incoming RDMA READs/atomics this side accepts at once (0..255)
+ * @param initiatorDepth     outgoing RDMA READs/atomics this side issues at once (0..255)
+ * @param retryCount         transport retries (0..7) before a send fails with RETRY_EXCEEDED
+ * @param rnrRetryCount      receiver-not-ready retries (0..7, 7 = forever)
+ * @param flowControl        whether the local QP's receive queue generates end-to-end flow-control credits
+ * @param sharedReceiveQueue whether the local QP takes its receives from a shared receive queue
+ * @param privateData        bytes for the peer (see {@link CmId#connect} for the limits per transport)
  */
 public record ConnectionParameters(int queuePairNumber, int responderResources, int initiatorDepth, int retryCount,
-                                   int rnrRetryCount) {
+                                   int rnrRetryCount, boolean flowControl, boolean sharedReceiveQueue,
+                                   byte[] privateData) {
 
-    /** For {@code queuePairNumber}, with one outstanding READ each way and 7 retries of each kind. */
-    public static ConnectionParameters forQueuePair(int queuePairNumber) {
-        return new ConnectionParameters(queuePairNumber, 1, 1, 7, 7);
+    /** The most private data librdmacm's API can carry at all ({@code private_data_len} is a {@code uint8_t}). */
+    public static final int MAX_PRIVATE_DATA = 255;
+
+    /** Checks every field. */
+    public ConnectionParameters {
+        if ((queuePairNumber & ~0xFFFFFF) != 0) {
+            throw new IllegalArgumentException("queuePairNumber has 24 bits: " + queuePairNumber);
+        }
+        checkRange("responderResources", responderResources, 255);
+        checkRange("initiatorDepth", initiatorDepth, 255);
+        checkRange("retryCount", retryCount, 7);
+        checkRange("rnrRetryCount", rnrRetryCount, 7);
+        if (privateData.length > MAX_PRIVATE_DATA) {
+            throw new IllegalArgumentException("privateData has " + privateData.length + " bytes; librdmacm carries at"
+                    + " most " + MAX_PRIVATE_DATA);
+        }
+        privateData = privateData.clone();
     }
 
-    void writeTo(MemorySegment param) {
+    /**
+     * One outstanding RDMA READ each way, 6 transport retries (a dead peer surfaces as RETRY_EXCEEDED within
+     * seconds; Soft-RoCE treats 7 as "retry forever"), RNR retry 7 (wait for the peer's receives for as long as it
+     * lives), no private data, for a queue pair that the id owns or for QP {@code 0} to be set later.
+     */
+    public static ConnectionParameters defaults() {
+        return new ConnectionParameters(0, 1, 1, 6, 7, false, false, new byte[0]);
+    }
+
+    /** {@link #defaults()} for the application's queue pair {@code queuePairNumber}. */
+    public static ConnectionParameters forQueuePair(int queuePairNumber) {
+        return defaults().withQueuePairNumber(queuePairNumber);
+    }
+
+    /** A copy with another QP number. */
+    public ConnectionParameters withQueuePairNumber(int value) {
+        return new ConnectionParameters(value, responderResources, initiatorDepth, retryCount, rnrRetryCount,
+                flowControl, sharedReceiveQueue, privateData);
+    }
+
+    /** A copy with other READ/atomic depths: {@code responderResources} incoming, {@code initiatorDepth} outgoing. */
+    public ConnectionParameters withReadDepth(int responder, int initiator) {
+        return new ConnectionParameters(queuePairNumber, responder, initiator, retryCount, rnrRetryCount,
+                flowControl, sharedReceiveQueue, privateData);
+    }
+
+    /** A copy with other retry counts. */
+    public ConnectionParameters withRetries(int retry, int rnrRetry) {
+        return new ConnectionParameters(queuePairNumber, responderResources, initiatorDepth, retry, rnrRetry,
+                flowControl, sharedReceiveQueue, privateData);
+    }
+
+    /** A copy that announces a shared receive queue. */
+    public ConnectionParameters withSharedReceiveQueue(boolean value) {
+        return new ConnectionParameters(queuePairNumber, responderResources, initiatorDepth, retryCount,
+                rnrRetryCount, flowControl, value, privateData);
+    }
+
+    /** A copy with other private data. */
+    public ConnectionParameters withPrivateData(byte[] value) {
+        return new ConnectionParameters(queuePairNumber, responderResources, initiatorDepth, retryCount,
+                rnrRetryCount, flowControl, sharedReceiveQueue, value);
+    }
+
+    /** A copy of the private data. */
+    @Override
+    public byte[] privateData() {
+        return privateData.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ConnectionParameters p && p.queuePairNumber == queuePairNumber
+                && p.responderResources == responderResources && p.initiatorDepth == initiatorDepth
+                && p.retryCount == retryCount && p.rnrRetryCount == rnrRetryCount && p.flowControl == flowControl
+                && p.sharedReceiveQueue == sharedReceiveQueue && Arrays.equals(p.privateData, privateData);
+    }
+
+    @Override
+    public int hashCode() {
+        return queuePairNumber * 31 + Arrays.hashCode(privateData);
+    }
+
+    @Override
+    public String toString() {
+        return "ConnectionParameters[qp 0x" + Integer.toHexString(queuePairNumber) + ", responderResources "
+                + responderResources + ", initiatorDepth " + initiatorDepth + ", retry " + retryCount + ", rnrRetry "
+                + rnrRetryCount + (flowControl ? ", flow control" : "") + (sharedReceiveQueue ? ", SRQ" : "") + ", "
+                + privateData.length + " bytes of private data]";
+    }
+
+    /** Fills a zeroed {@code struct rdma_conn_param}; the private data is copied into {@code arena}. */
+    void writeTo(MemorySegment param, Arena arena) {
         rdma_conn_param.qp_num(param, queuePairNumber);
         rdma_conn_param.responder_resources(param, (byte) responderResources);
         rdma_conn_param.initiator_depth(param, (byte) initiatorDepth);
         rdma_conn_param.retry_count(param, (byte) retryCount);
         rdma_conn_param.rnr_retry_count(param, (byte) rnrRetryCount);
+        rdma_conn_param.flow_control(param, (byte) (flowControl ? 1 : 0));
+        rdma_conn_param.srq(param, (byte) (sharedReceiveQueue ? 1 : 0));
+        if (privateData.length > 0) {
+            rdma_conn_param.private_data(param, arena.allocateFrom(ValueLayout.JAVA_BYTE, privateData));
+            rdma_conn_param.private_data_len(param, (byte) privateData.length);
+        }
+    }
+
+    /** Reads a {@code struct rdma_conn_param} of an event, private data included. */
+    static ConnectionParameters readFrom(MemorySegment param) {
+        return new ConnectionParameters(rdma_conn_param.qp_num(param) & 0xFFFFFF,
+                Byte.toUnsignedInt(rdma_conn_param.responder_resources(param)),
+                Byte.toUnsignedInt(rdma_conn_param.initiator_depth(param)),
+                Byte.toUnsignedInt(rdma_conn_param.retry_count(param)) & 7,
+                Byte.toUnsignedInt(rdma_conn_param.rnr_retry_count(param)) & 7,
+                rdma_conn_param.flow_control(param) != 0, rdma_conn_param.srq(param) != 0,
+                bytes(rdma_conn_param.private_data(param), rdma_conn_param.private_data_len(param)));
+    }
+
+    /** Copies {@code length} bytes (an unsigned byte) from a C pointer; empty for NULL. */
+    static byte[] bytes(MemorySegment pointer, byte length) {
+        int n = Byte.toUnsignedInt(length);
+        if (pointer.address() == 0 || n == 0) {
+            return new byte[0];
+        }
+        return pointer.reinterpret(n).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    private static void checkRange(String field, int value, int max) {
+        if (value < 0 || value > max) {
+            throw new IllegalArgumentException(field + " is 0.." + max + ", not " + value);
+        }
     }
 }

@@ -6,13 +6,16 @@ import io.rdma4j.bindings.shim.FileDescriptors;
 import io.rdma4j.bindings.shim.NativeLibraries;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.rdma_cm_event;
+import io.rdma4j.bindings.verbs.rdma_cm_id;
 import io.rdma4j.bindings.verbs.rdma_event_channel;
+import io.rdma4j.bindings.verbs.rdma_ud_param;
 import io.rdma4j.verbs.RdmaException;
+import io.rdma4j.verbs.internal.NativeResource;
+import io.rdma4j.verbs.internal.VerbsInternals;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,24 +24,36 @@ import java.util.concurrent.ConcurrentHashMap;
  * A connection-manager event channel ({@code struct rdma_event_channel}, from {@code rdma_create_event_channel};
  * closed by {@code rdma_destroy_event_channel}): where the events of its {@link CmId}s arrive.
  *
- * <p>Its file descriptor is non-blocking, and {@link #next} waits with {@code poll(2)} in bounded slices, so waits
- * honour their timeout and interrupts and suit virtual threads. Every event is acknowledged
- * ({@code rdma_ack_cm_event}) before it is returned.
+ * <p>Its file descriptor ({@link #fileDescriptor()}) is non-blocking, and {@link #next} waits with {@code poll(2)}
+ * in bounded slices, so waits honour their timeout and interrupts and suit virtual threads. Every event is copied
+ * out and acknowledged ({@code rdma_ack_cm_event}) before it is returned, and the id it is about has already moved
+ * to its new {@link CmIdState}.
  *
- * <p>Lifetime: closing it closes the ids created on it first. Thread-safety: any thread may wait; each event goes
- * to one of them.
+ * <p>Lifetime: the root of its ids, with the same rules as the verbs objects: an open channel keeps its ids
+ * reachable; closing it closes its ids (and the queue pairs librdmacm made for them) first; close is idempotent,
+ * thread-safe and refused while a call on the channel runs; a channel that was dropped without being closed is
+ * closed by a Cleaner, with a warning. Thread-safety: any thread may wait; each event goes to one of them.
  */
 public final class EventChannel implements AutoCloseable {
 
-    private final Arena arena = Arena.ofShared();
-    private final MemorySegment channel;
+    /** Close order in the connection manager's trees: queue pairs (verbs rank 0) first, then ids, then channels. */
+    static final int ID_RANK = 100;
+    private static final int CHANNEL_RANK = 101;
+
+    private final NativeResource resource;
     private final int fd;
+    /** The open ids whose events arrive here: kept reachable while the channel is open. */
     private final Map<Long, CmId> ids = new ConcurrentHashMap<>();
-    private boolean closed;
 
     private EventChannel(MemorySegment channel) {
-        this.channel = channel.reinterpret(rdma_event_channel.layout().byteSize(), arena, null);
-        this.fd = rdma_event_channel.fd(this.channel);
+        this.resource = new NativeResource(null, channel, rdma_event_channel.layout().byteSize(), CHANNEL_RANK,
+                "EventChannel", "rdma_destroy_event_channel", pointer -> {
+                    RdmaCore.rdma_destroy_event_channel(pointer);
+                    return 0;
+                });
+        this.fd = rdma_event_channel.fd(resource.handle());
+        resource.owner(this);
+        VerbsInternals.access().cleaner().register(this, resource);
     }
 
     /**
@@ -65,6 +80,16 @@ public final class EventChannel implements AutoCloseable {
     }
 
     /**
+     * The channel's file descriptor, non-blocking, readable when an event is waiting: for programs with an event
+     * loop of their own (then call {@link #next} with {@link Duration#ZERO} when it is readable). Valid until the
+     * channel is closed.
+     */
+    public int fileDescriptor() {
+        handle();
+        return fd;
+    }
+
+    /**
      * Creates an id on this channel ({@code rdma_create_id}).
      *
      * @throws RdmaException if the verb fails
@@ -73,10 +98,11 @@ public final class EventChannel implements AutoCloseable {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment out = call.allocate(ValueLayout.ADDRESS);
             MemorySegment state = Errno.state();
-            if (ExportedConnectionManager.rdma_create_id(state, handle(), out, MemorySegment.NULL, portSpace.value()) != 0) {
+            if (ExportedConnectionManager.rdma_create_id(state, handle(), out, MemorySegment.NULL, portSpace.value())
+                    != 0) {
                 throw RdmaException.of("rdma_create_id", Errno.get(state), portSpace.toString());
             }
-            return register(out.get(ValueLayout.ADDRESS, 0));
+            return adopt(out.get(ValueLayout.ADDRESS, 0), portSpace, CmIdState.IDLE);
         }
     }
 
@@ -84,7 +110,8 @@ public final class EventChannel implements AutoCloseable {
      * Waits for the next event ({@code rdma_get_cm_event}), at most {@code timeout}.
      *
      * @return the event, or empty after {@code timeout}
-     * @throws InterruptedException if the thread is interrupted while waiting
+     * @throws InterruptedException  if the thread is interrupted while waiting
+     * @throws IllegalStateException if the channel is closed (also when closed while waiting)
      */
     public Optional<CmEvent> next(Duration timeout) throws InterruptedException {
         return Optional.ofNullable(FileDescriptors.awaitEvent(fd, timeout, this::takeEvent));
@@ -99,8 +126,7 @@ public final class EventChannel implements AutoCloseable {
         CmEvent event = next(timeout).orElseThrow(
                 () -> new IllegalStateException("no " + type + " event within " + timeout));
         if (event.type() != type) {
-            throw new IllegalStateException("expected " + type + ", got " + event.type() + " (status " + event.status()
-                    + ")");
+            throw new IllegalStateException("expected " + type + ", got " + event);
         }
         return event;
     }
@@ -118,48 +144,88 @@ public final class EventChannel implements AutoCloseable {
             }
             MemorySegment event = out.get(ValueLayout.ADDRESS, 0).reinterpret(rdma_cm_event.layout().byteSize());
             try {
-                CmEventType type = CmEventType.of(rdma_cm_event.event(event));
-                MemorySegment id = rdma_cm_event.id(event);
-                CmId listenId = ids.get(rdma_cm_event.listen_id(event).address());
-                CmId subject = type == CmEventType.CONNECT_REQUEST ? register(id) : ids.get(id.address());
-                return new CmEvent(type, rdma_cm_event.status(event), subject, listenId);
+                return copy(event);
             } finally {
                 RdmaCore.rdma_ack_cm_event(event);
             }
         }
     }
 
-    private CmId register(MemorySegment id) {
-        CmId wrapped = new CmId(this, id);
+    /** Copies everything out of a C event and moves its id to its new state. */
+    private CmEvent copy(MemorySegment event) {
+        int raw = rdma_cm_event.event(event);
+        CmEventType type = CmEventType.of(raw);
+        int status = rdma_cm_event.status(event);
+        MemorySegment idPointer = rdma_cm_event.id(event).reinterpret(rdma_cm_id.layout().byteSize());
+        CmId listenId = ids.get(rdma_cm_event.listen_id(event).address());
+        CmId subject = type == CmEventType.CONNECT_REQUEST
+                ? adopt(idPointer, listenId == null ? PortSpace.TCP : listenId.portSpace(), CmIdState.CONNECT_REQUEST)
+                : ids.get(idPointer.address());
+        MemorySegment param = rdma_cm_event.param(event);
+        boolean datagram = type == CmEventType.MULTICAST_JOIN || type == CmEventType.MULTICAST_ERROR
+                || rdma_cm_id.qp_type(idPointer) == RdmaCore.IBV_QPT_UD();
+        byte[] privateData = new byte[0];
+        ConnectionParameters peer = null;
+        UdParameters ud = null;
+        boolean carriesParameters = type == CmEventType.CONNECT_REQUEST || type == CmEventType.CONNECT_RESPONSE
+                || type == CmEventType.ESTABLISHED || type == CmEventType.REJECTED
+                || type == CmEventType.MULTICAST_JOIN;
+        if (carriesParameters && datagram) {
+            MemorySegment u = rdma_cm_event.param.ud(param);
+            privateData = ConnectionParameters.bytes(rdma_ud_param.private_data(u), rdma_ud_param.private_data_len(u));
+            if (type != CmEventType.CONNECT_REQUEST && type != CmEventType.REJECTED) {
+                ud = new UdParameters(VerbsInternals.access().addressVector(rdma_ud_param.ah_attr(u)),
+                        rdma_ud_param.qp_num(u) & 0xFFFFFF, rdma_ud_param.qkey(u));
+            }
+        } else if (carriesParameters) {
+            peer = ConnectionParameters.readFrom(rdma_cm_event.param.conn(param));
+            privateData = peer.privateData();
+        }
+        if (subject != null) {
+            subject.onEvent(type);
+        }
+        return new CmEvent(type, raw, status, subject, listenId, privateData,
+                type == CmEventType.REJECTED ? null : peer, ud);
+    }
+
+    /** Wraps an id that librdmacm created on this channel. */
+    private CmId adopt(MemorySegment id, PortSpace portSpace, CmIdState state) {
+        CmId wrapped = new CmId(this, id, portSpace, state);
         ids.put(id.address(), wrapped);
         return wrapped;
+    }
+
+    /** Moves {@code id}'s registration here from {@code from} (after {@code rdma_migrate_id}). */
+    void migrated(CmId id, EventChannel from) {
+        from.ids.remove(id.address());
+        ids.put(id.address(), id);
     }
 
     void unregister(long id) {
         ids.remove(id);
     }
 
-    private MemorySegment handle() {
-        if (!channel.scope().isAlive()) {
-            throw new IllegalStateException("the event channel is closed");
-        }
-        return channel;
+    NativeResource resource() {
+        return resource;
     }
 
-    /** Closes every id of this channel, then the channel. Idempotent. */
+    MemorySegment handle() {
+        MemorySegment h = resource.handle();
+        if (!h.scope().isAlive()) {
+            throw new IllegalStateException("the event channel is closed");
+        }
+        return h;
+    }
+
+    /**
+     * Closes every id of this channel (each id's queue pair first), then the channel. Idempotent and thread-safe;
+     * a thread waiting in {@link #next} gets {@link IllegalStateException}.
+     *
+     * @throws IllegalStateException if a call on the channel is running on another thread right now
+     */
     @Override
     public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-        }
-        for (CmId id : List.copyOf(ids.values())) {
-            id.close();
-        }
-        MemorySegment pointer = MemorySegment.ofAddress(channel.address());
-        arena.close();
-        RdmaCore.rdma_destroy_event_channel(pointer);
+        resource.close("EventChannel(fd " + fd + ")");
+        ids.clear();
     }
 }

@@ -19,8 +19,10 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,11 +31,15 @@ import org.slf4j.LoggerFactory;
  * Queries the device, its ports and GID tables, and creates protection domains and completion queues.
  *
  * <p>Lifetime: the root of its object tree. Closing it first closes every object created from it that is still
- * open (queue pairs first, protection domains last). Thread-safety: all methods may be called from any thread.
+ * open (queue pairs first, protection domains last). The context of a connection-manager id
+ * ({@code io.rdma4j.cm.CmId#context()}) belongs to librdmacm, which keeps it open until the process ends: it cannot
+ * be closed, and the objects created on it are closed one by one. Thread-safety: all methods may be called from any
+ * thread.
  */
 public final class Context extends VerbsObject {
 
     private static final Logger LOG = LoggerFactory.getLogger(Context.class);
+    private static final Map<Long, Context> BORROWED = new ConcurrentHashMap<>();
 
     private final Device device;
     private boolean asyncNonBlocking;
@@ -43,6 +49,21 @@ public final class Context extends VerbsObject {
                 RdmaCore::ibv_close_device);
         this.device = device;
         LOG.debug("opened {}", device.name());
+    }
+
+    /** A context that librdmacm opened and keeps open (an id's device): never closed through rdma4j. */
+    private Context(MemorySegment context) {
+        super(context, ibv_context.layout().byteSize(), Rank.CONTEXT);
+        this.device = Device.of(ibv_context.device(handle()));
+    }
+
+    /**
+     * The one {@link Context} object of a device context that librdmacm opened. librdmacm opens each device once
+     * and keeps it open until the process ends (it closes only the contexts of removed devices), so the object
+     * stays valid for good.
+     */
+    static Context borrowed(MemorySegment context) {
+        return BORROWED.computeIfAbsent(context.address(), address -> new Context(context));
     }
 
     /** The device this context was opened on. */

@@ -38,11 +38,7 @@ public record Device(String name, long guid, NodeType nodeType, Transport transp
         return withDeviceList(devices -> {
             List<Device> result = new ArrayList<>(devices.size());
             for (MemorySegment d : devices) {
-                MemorySegment dev = d.reinterpret(ibv_device.layout().byteSize());
-                result.add(new Device(ibv_device.name(dev).getString(0),
-                        Long.reverseBytes(RdmaCore.ibv_get_device_guid(d)),
-                        CValue.of(NodeType.class, ibv_device.node_type(dev)),
-                        CValue.of(Transport.class, ibv_device.transport_type(dev))));
+                result.add(of(d));
             }
             return List.copyOf(result);
         });
@@ -78,6 +74,14 @@ public record Device(String name, long guid, NodeType nodeType, Transport transp
             }
             throw new IllegalStateException("RDMA device " + name + " is no longer present");
         });
+    }
+
+    /** The device a {@code struct ibv_device} pointer describes. */
+    static Device of(MemorySegment device) {
+        MemorySegment dev = device.reinterpret(ibv_device.layout().byteSize());
+        return new Device(ibv_device.name(dev).getString(0), Long.reverseBytes(RdmaCore.ibv_get_device_guid(device)),
+                CValue.of(NodeType.class, ibv_device.node_type(dev)),
+                CValue.of(Transport.class, ibv_device.transport_type(dev)));
     }
 
     /** Gets the device list, gives {@code use} its entries, frees it. */

@@ -9,6 +9,9 @@ import io.rdma4j.bindings.verbs.ibv_qp;
 import io.rdma4j.bindings.verbs.ibv_qp_attr;
 import io.rdma4j.bindings.verbs.ibv_qp_init_attr;
 import io.rdma4j.bindings.verbs.ibv_qp_init_attr_ex;
+import io.rdma4j.bindings.verbs.ibv_pd;
+import io.rdma4j.verbs.internal.NativeResource;
+import io.rdma4j.verbs.internal.QueuePairFactory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -42,9 +45,33 @@ public final class QueuePair extends VerbsObject {
     /** The state of the last successful modify (RESET at creation); the kernel may have moved on since. */
     private volatile QueuePairState lastState = QueuePairState.RESET;
 
+    /** libibverbs' own verbs: {@code ibv_create_qp}, {@code ibv_create_qp_ex}, {@code ibv_destroy_qp}. */
+    private static final QueuePairFactory DIRECT = new QueuePairFactory() {
+        @Override
+        public MemorySegment create(MemorySegment errnoState, MemorySegment pd, MemorySegment init, boolean extended) {
+            return extended ? VerbsContext.ibv_create_qp_ex(errnoState, ibv_pd.context(pd), init)
+                    : ExportedVerbs.ibv_create_qp(errnoState, pd, init);
+        }
+
+        @Override
+        public String verb(boolean extended) {
+            return extended ? "ibv_create_qp_ex" : "ibv_create_qp";
+        }
+
+        @Override
+        public String destroyVerb() {
+            return "ibv_destroy_qp";
+        }
+
+        @Override
+        public NativeResource.Destroyer destroyer(MemorySegment qp) {
+            return RdmaCore::ibv_destroy_qp;
+        }
+    };
+
     private QueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairType type, QueuePairCapabilities granted,
-                      boolean usesSharedReceiveQueue, boolean extended) {
-        super(pd, qp, ibv_qp.layout().byteSize(), Rank.QUEUE_PAIR, "ibv_destroy_qp", RdmaCore::ibv_destroy_qp);
+                      boolean usesSharedReceiveQueue, boolean extended, QueuePairFactory factory) {
+        super(pd, qp, ibv_qp.layout().byteSize(), Rank.QUEUE_PAIR, factory.destroyVerb(), factory.destroyer(qp));
         this.usesSharedReceiveQueue = usesSharedReceiveQueue;
         this.protectionDomain = pd;
         this.type = type;
@@ -347,9 +374,20 @@ public final class QueuePair extends VerbsObject {
          *                               EOPNOTSUPP/UnsupportedVerbException for a type the device lacks)
          */
         public QueuePair create() {
+            return create(DIRECT);
+        }
+
+        /** The protection domain the queue pair will be created in. */
+        ProtectionDomain protectionDomain() {
+            return pd;
+        }
+
+        /** Creates the queue pair through {@code factory} ({@code ibv_create_qp}, or librdmacm's {@code rdma_create_qp}). */
+        QueuePair create(QueuePairFactory factory) {
             if (sendCompletionQueue == null || receiveCompletionQueue == null) {
                 throw new IllegalStateException("a queue pair needs a send and a receive completion queue");
             }
+            boolean extended = extendedOperations != null;
             try (Arena arena = Arena.ofConfined()) {
                 // ibv_qp_init_attr_ex starts with the members of ibv_qp_init_attr: one struct serves both verbs.
                 MemorySegment init = arena.allocate(ibv_qp_init_attr_ex.layout());
@@ -361,26 +399,20 @@ public final class QueuePair extends VerbsObject {
                 capabilities.writeTo(ibv_qp_init_attr_ex.cap(init));
                 ibv_qp_init_attr_ex.qp_type(init, type.value());
                 ibv_qp_init_attr_ex.sq_sig_all(init, signalAll ? 1 : 0);
-                MemorySegment state = Errno.state();
-                MemorySegment qp;
-                String verb;
-                if (extendedOperations == null) {
-                    verb = "ibv_create_qp";
-                    qp = ExportedVerbs.ibv_create_qp(state, pd.handle(), init);
-                } else {
-                    verb = "ibv_create_qp_ex";
+                if (extended) {
                     ibv_qp_init_attr_ex.comp_mask(init, RdmaCore.IBV_QP_INIT_ATTR_PD()
                             | RdmaCore.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS());
                     ibv_qp_init_attr_ex.pd(init, pd.handle());
                     ibv_qp_init_attr_ex.send_ops_flags(init, CValue.mask(extendedOperations));
-                    qp = VerbsContext.ibv_create_qp_ex(state, pd.context().handle(), init);
                 }
+                MemorySegment state = Errno.state();
+                MemorySegment qp = factory.create(state, pd.handle(), init, extended);
                 if (qp.address() == 0) {
-                    throw RdmaException.of(verb, Errno.get(state), type + " with " + capabilities);
+                    throw RdmaException.of(factory.verb(extended), Errno.get(state), type + " with " + capabilities);
                 }
                 QueuePair created = new QueuePair(pd, qp, type,
                         QueuePairCapabilities.readFrom(ibv_qp_init_attr_ex.cap(init)), sharedReceiveQueue != null,
-                        extendedOperations != null);
+                        extended, factory);
                 created.uses(sendCompletionQueue);
                 created.uses(receiveCompletionQueue);
                 if (sharedReceiveQueue != null) {

@@ -2,6 +2,7 @@ package io.rdma4j.verbs;
 
 import static io.rdma4j.bindings.verbs.RdmaCore.IBV_QP_ACCESS_FLAGS;
 import static io.rdma4j.bindings.verbs.RdmaCore.IBV_QP_AV;
+import static io.rdma4j.bindings.verbs.RdmaCore.IBV_QP_CAP;
 import static io.rdma4j.bindings.verbs.RdmaCore.IBV_QP_DEST_QPN;
 import static io.rdma4j.bindings.verbs.RdmaCore.IBV_QP_MAX_DEST_RD_ATOMIC;
 import static io.rdma4j.bindings.verbs.RdmaCore.IBV_QP_MAX_QP_RD_ATOMIC;
@@ -291,6 +292,67 @@ public final class QueuePairAttributes {
                 .rnrRetry(Byte.toUnsignedInt(ibv_qp_attr.rnr_retry(attr)))
                 .address(AddressVector.readFrom(ibv_qp_attr.ah_attr(attr)));
         a.capabilities = QueuePairCapabilities.readFrom(ibv_qp_attr.cap(attr));
+        return a;
+    }
+
+    /**
+     * Reads the attributes of a {@code struct ibv_qp_attr} that {@code mask} names (as {@code rdma_init_qp_attr}
+     * fills it): the result sends exactly those.
+     */
+    static QueuePairAttributes readFrom(MemorySegment attr, int mask) {
+        QueuePairAttributes a = new QueuePairAttributes();
+        if ((mask & IBV_QP_STATE()) != 0) {
+            a.state(CValue.of(QueuePairState.class, ibv_qp_attr.qp_state(attr)));
+        }
+        if ((mask & IBV_QP_PATH_MTU()) != 0) {
+            a.pathMtu(CValue.of(Mtu.class, ibv_qp_attr.path_mtu(attr)));
+        }
+        if ((mask & IBV_QP_QKEY()) != 0) {
+            a.qkey(ibv_qp_attr.qkey(attr));
+        }
+        if ((mask & IBV_QP_RQ_PSN()) != 0) {
+            a.receivePsn(ibv_qp_attr.rq_psn(attr));
+        }
+        if ((mask & IBV_QP_SQ_PSN()) != 0) {
+            a.sendPsn(ibv_qp_attr.sq_psn(attr));
+        }
+        if ((mask & IBV_QP_DEST_QPN()) != 0) {
+            a.destinationQueuePair(ibv_qp_attr.dest_qp_num(attr));
+        }
+        if ((mask & IBV_QP_ACCESS_FLAGS()) != 0) {
+            a.access(Access.fromMask(ibv_qp_attr.qp_access_flags(attr)));
+        }
+        if ((mask & IBV_QP_PKEY_INDEX()) != 0) {
+            a.pkeyIndex(Short.toUnsignedInt(ibv_qp_attr.pkey_index(attr)));
+        }
+        if ((mask & IBV_QP_PORT()) != 0) {
+            a.port(Byte.toUnsignedInt(ibv_qp_attr.port_num(attr)));
+        }
+        if ((mask & IBV_QP_MAX_QP_RD_ATOMIC()) != 0) {
+            a.maxReadAtomic(Byte.toUnsignedInt(ibv_qp_attr.max_rd_atomic(attr)));
+        }
+        if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC()) != 0) {
+            a.maxDestinationReadAtomic(Byte.toUnsignedInt(ibv_qp_attr.max_dest_rd_atomic(attr)));
+        }
+        if ((mask & IBV_QP_MIN_RNR_TIMER()) != 0) {
+            a.minRnrTimer(Byte.toUnsignedInt(ibv_qp_attr.min_rnr_timer(attr)));
+        }
+        if ((mask & IBV_QP_TIMEOUT()) != 0) {
+            a.timeout(Byte.toUnsignedInt(ibv_qp_attr.timeout(attr)));
+        }
+        if ((mask & IBV_QP_RETRY_CNT()) != 0) {
+            a.retryCount(Byte.toUnsignedInt(ibv_qp_attr.retry_cnt(attr)));
+        }
+        if ((mask & IBV_QP_RNR_RETRY()) != 0) {
+            a.rnrRetry(Byte.toUnsignedInt(ibv_qp_attr.rnr_retry(attr)));
+        }
+        if ((mask & IBV_QP_AV()) != 0) {
+            a.address(AddressVector.readFrom(ibv_qp_attr.ah_attr(attr)));
+        }
+        if ((mask & ~a.mask & ~IBV_QP_CAP()) != 0) {
+            throw new IllegalArgumentException("attributes rdma4j cannot carry: attr_mask bits "
+                    + QueuePairTransitions.names(mask & ~a.mask & ~IBV_QP_CAP()));
+        }
         return a;
     }
 

@@ -1,7 +1,10 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.verbs.internal.NativeResource;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * What every verbs object shares: a C object ({@link NativeResource}) with an idempotent, thread-safe close that
@@ -20,11 +23,18 @@ abstract class VerbsObject implements AutoCloseable {
         MEMORY_REGION, PROTECTION_DOMAIN, CONTEXT
     }
 
-    private static final Cleaner CLEANER = Cleaner.create();
+    /** The one Cleaner of rdma4j's objects, in every module. */
+    static final Cleaner CLEANER = Cleaner.create();
+
+    static {
+        VerbsBridge.register();
+    }
 
     private final NativeResource resource;
+    /** Whether the C object belongs to another library (librdmacm's device contexts): the user cannot close it. */
+    private final boolean borrowed;
     /** What this object uses, kept reachable so that their Cleaners cannot run while it lives. */
-    private final java.util.List<VerbsObject> used = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Object> used = new CopyOnWriteArrayList<>();
 
     /**
      * Wraps a C object that was just created under {@code parent}.
@@ -36,8 +46,26 @@ abstract class VerbsObject implements AutoCloseable {
                 NativeResource.Destroyer destroyer) {
         this.resource = new NativeResource(parent == null ? null : parent.resource, pointer, size, rank.ordinal(),
                 getClass().getSimpleName(), destroyVerb, destroyer);
+        this.borrowed = destroyer == null;
         resource.owner(this);
-        CLEANER.register(this, resource);
+        if (!borrowed) {
+            CLEANER.register(this, resource);
+        }
+    }
+
+    /** Wraps a C object that another library owns and destroys: {@link #close()} is refused, no Cleaner runs. */
+    VerbsObject(MemorySegment pointer, long size, Rank rank) {
+        this(null, pointer, size, rank, null, null);
+    }
+
+    /** The native side, for objects of other modules that close with this one (a CM id's queue pair). */
+    final NativeResource resource() {
+        return resource;
+    }
+
+    /** Keeps {@code other} reachable as long as this object is (a queue pair its connection-manager id). */
+    final void keepReachable(Object other) {
+        used.add(other);
     }
 
     /** The C pointer, sized to its struct; throws {@link IllegalStateException} once this object is closed. */
@@ -82,6 +110,10 @@ abstract class VerbsObject implements AutoCloseable {
      */
     @Override
     public final void close() {
+        if (borrowed) {
+            throw new IllegalStateException(describe() + " belongs to librdmacm and stays open as long as its ids:"
+                    + " close the objects created on it instead");
+        }
         resource.close(describe());
     }
 

@@ -56,7 +56,7 @@ class LeftoverResourcesTest {
         try (Context context = TestDevice.open(); ProtectionDomain pd = context.allocateProtectionDomain()) {
             assertEquals(1, ours("pd").size(), "the check sees " + pd + " of this process: " + ours("pd"));
         }
-        for (String kind : List.of("qp", "cq", "mr", "pd")) {
+        for (String kind : List.of("cm_id", "qp", "cq", "mr", "pd")) {
             assertEquals(List.of(), ours(kind), "leftover " + kind + " on " + TestDevice.device().name());
         }
     }

@@ -36,6 +36,21 @@ public final class ExportedConnectionManager {
     private static final MethodHandle RDMA_DESTROY_ID = Downcalls.exportedCapturingErrno(
             RdmaCore.rdma_destroy_id$address(), RdmaCore.rdma_destroy_id$descriptor());
 
+    private static final MethodHandle RDMA_CREATE_QP = Downcalls.exportedCapturingErrno(
+            RdmaCore.rdma_create_qp$address(), RdmaCore.rdma_create_qp$descriptor());
+    private static final MethodHandle RDMA_CREATE_QP_EX = Downcalls.exportedCapturingErrno(
+            RdmaCore.rdma_create_qp_ex$address(), RdmaCore.rdma_create_qp_ex$descriptor());
+    private static final MethodHandle RDMA_INIT_QP_ATTR = Downcalls.exportedCapturingErrno(
+            RdmaCore.rdma_init_qp_attr$address(), RdmaCore.rdma_init_qp_attr$descriptor());
+    private static final MethodHandle RDMA_SET_OPTION = Downcalls.exportedCapturingErrno(
+            RdmaCore.rdma_set_option$address(), RdmaCore.rdma_set_option$descriptor());
+    private static final MethodHandle RDMA_MIGRATE_ID = Downcalls.exportedCapturingErrno(
+            RdmaCore.rdma_migrate_id$address(), RdmaCore.rdma_migrate_id$descriptor());
+    private static final MethodHandle RDMA_JOIN_MULTICAST = Downcalls.exportedCapturingErrno(
+            RdmaCore.rdma_join_multicast$address(), RdmaCore.rdma_join_multicast$descriptor());
+    private static final MethodHandle RDMA_LEAVE_MULTICAST = Downcalls.exportedCapturingErrno(
+            RdmaCore.rdma_leave_multicast$address(), RdmaCore.rdma_leave_multicast$descriptor());
+
     private ExportedConnectionManager() {
     }
 
@@ -151,6 +166,69 @@ public final class ExportedConnectionManager {
     public static int rdma_destroy_id(MemorySegment errnoState, MemorySegment id) {
         try {
             return (int) RDMA_DESTROY_ID.invokeExact(errnoState, id);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code rdma_create_qp}: -1 with errno on failure. */
+    public static int rdma_create_qp(MemorySegment errnoState, MemorySegment id, MemorySegment pd, MemorySegment initAttr) {
+        try {
+            return (int) RDMA_CREATE_QP.invokeExact(errnoState, id, pd, initAttr);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code rdma_create_qp_ex}: -1 with errno on failure. */
+    public static int rdma_create_qp_ex(MemorySegment errnoState, MemorySegment id, MemorySegment initAttr) {
+        try {
+            return (int) RDMA_CREATE_QP_EX.invokeExact(errnoState, id, initAttr);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code rdma_init_qp_attr}: -1 with errno on failure. */
+    public static int rdma_init_qp_attr(MemorySegment errnoState, MemorySegment id, MemorySegment qpAttr, MemorySegment qpAttrMask) {
+        try {
+            return (int) RDMA_INIT_QP_ATTR.invokeExact(errnoState, id, qpAttr, qpAttrMask);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code rdma_set_option}: -1 with errno on failure. */
+    public static int rdma_set_option(MemorySegment errnoState, MemorySegment id, int level, int optname, MemorySegment optval, long optlen) {
+        try {
+            return (int) RDMA_SET_OPTION.invokeExact(errnoState, id, level, optname, optval, optlen);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code rdma_migrate_id}: -1 with errno on failure. */
+    public static int rdma_migrate_id(MemorySegment errnoState, MemorySegment id, MemorySegment channel) {
+        try {
+            return (int) RDMA_MIGRATE_ID.invokeExact(errnoState, id, channel);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code rdma_join_multicast}: -1 with errno on failure. */
+    public static int rdma_join_multicast(MemorySegment errnoState, MemorySegment id, MemorySegment addr, MemorySegment context) {
+        try {
+            return (int) RDMA_JOIN_MULTICAST.invokeExact(errnoState, id, addr, context);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code rdma_leave_multicast}: -1 with errno on failure. */
+    public static int rdma_leave_multicast(MemorySegment errnoState, MemorySegment id, MemorySegment addr) {
+        try {
+            return (int) RDMA_LEAVE_MULTICAST.invokeExact(errnoState, id, addr);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }

@@ -1,5 +1,6 @@
-package io.rdma4j.verbs;
+package io.rdma4j.verbs.internal;
 
+import io.rdma4j.verbs.RdmaException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.WeakReference;
@@ -10,29 +11,38 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The native side of a {@link VerbsObject}: its C pointer, its place in the tree of C objects, and how to destroy
- * it. Kept apart from the Java object, which it never references strongly, so that it can serve as the
- * {@link java.lang.ref.Cleaner} action of a forgotten object: when the Java object becomes unreachable without
- * having been closed, {@link #run()} logs a warning and destroys the C object and everything under it.
+ * The native side of every rdma4j object, in every module (verbs objects, connection-manager ids and channels): its
+ * C pointer, its place in the tree of C objects, and how to destroy it. Kept apart from the Java object, which it
+ * never references strongly, so that it can serve as the {@link java.lang.ref.Cleaner} action of a forgotten
+ * object: when the Java object becomes unreachable without having been closed, {@link #run()} logs a warning and
+ * destroys the C object and everything under it.
+ *
+ * <p>The rules: a child is created under an open parent and closes before it; closing closes every live
+ * descendant first, lowest rank first; close is idempotent and thread-safe; an object that others use
+ * ({@link #uses}) refuses to close until they are closed. An object can also close with a second owner
+ * ({@link #closesWith}): a queue pair that librdmacm made for an id closes before that id, and before its
+ * protection domain.
  *
  * <p>The pointer is held as a segment scoped to a shared {@link Arena}. A downcall keeps the scopes of its segment
  * arguments alive while it runs, and closing a shared arena fails while a call holds it, so {@link #close} can
  * never free the C object under a verb running on another thread; after it, any use of the segment throws
  * {@link IllegalStateException} instead of touching freed memory.
  */
-final class NativeResource implements Runnable {
+public final class NativeResource implements Runnable {
 
     /** Calls a C destroy verb; returns 0 or an errno value. Must not capture the Java object. */
     @FunctionalInterface
-    interface Destroyer {
+    public interface Destroyer {
         int destroy(MemorySegment pointer);
     }
 
-    private static final Logger LOG = LoggerFactory.getLogger(VerbsObject.class);
+    private static final Logger LOG = LoggerFactory.getLogger(NativeResource.class);
     /** {@code -Drdma4j.leakTracking=true} records where each object was created, for leak warnings. */
     private static final boolean TRACK_CREATION = Boolean.getBoolean("rdma4j.leakTracking");
 
-    private final NativeResource parent;
+    private volatile NativeResource parent;
+    /** Further owners that this object closes before, besides its parent (see {@link #closesWith}). */
+    private final List<NativeResource> owners = new ArrayList<>();
     private final long address;
     private final long size;
     private final int rank;
@@ -45,7 +55,7 @@ final class NativeResource implements Runnable {
     private final List<NativeResource> users = new ArrayList<>();
     /** What this object uses; it leaves their {@link #users} when destroyed. */
     private final List<NativeResource> used = new ArrayList<>();
-    private volatile WeakReference<VerbsObject> owner = new WeakReference<>(null);
+    private volatile WeakReference<Object> owner = new WeakReference<>(null);
     private volatile Arena arena;
     private volatile MemorySegment handle;
     private boolean closed;
@@ -54,8 +64,8 @@ final class NativeResource implements Runnable {
      * Takes over a C object just created under {@code parent}. If the parent was closed meanwhile, destroys the
      * new C object again and throws {@link IllegalStateException}.
      */
-    NativeResource(NativeResource parent, MemorySegment pointer, long size, int rank, String kind,
-                   String destroyVerb, Destroyer destroyer) {
+    public NativeResource(NativeResource parent, MemorySegment pointer, long size, int rank, String kind,
+                          String destroyVerb, Destroyer destroyer) {
         this.parent = parent;
         this.address = pointer.address();
         this.size = size;
@@ -74,12 +84,12 @@ final class NativeResource implements Runnable {
     }
 
     /** Links the Java object, weakly, for {@link #findDescendant}. */
-    void owner(VerbsObject object) {
+    public void owner(Object object) {
         owner = new WeakReference<>(object);
     }
 
     /** Records that this object uses {@code other}, which then refuses to close while this one lives. */
-    void uses(NativeResource other) {
+    public void uses(NativeResource other) {
         synchronized (other) {
             other.users.add(this);
         }
@@ -89,15 +99,15 @@ final class NativeResource implements Runnable {
     }
 
     /** The C pointer, whose scope is dead once the object is closed. */
-    MemorySegment handle() {
+    public MemorySegment handle() {
         return handle;
     }
 
-    long address() {
+    public long address() {
         return address;
     }
 
-    synchronized boolean isClosed() {
+    public synchronized boolean isClosed() {
         return closed;
     }
 
@@ -107,7 +117,7 @@ final class NativeResource implements Runnable {
      * @throws IllegalStateException if a verb on the object is running on another thread right now
      * @throws RdmaException         if the destroy verb fails; the object then stays open and usable
      */
-    void close(String description) {
+    public void close(String description) {
         synchronized (this) {
             if (closed) {
                 return;
@@ -128,7 +138,7 @@ final class NativeResource implements Runnable {
             } catch (IllegalStateException inUse) {
                 throw new IllegalStateException(description + " cannot be closed while a verb on it is running", inUse);
             }
-            int rc = destroyer.destroy(MemorySegment.ofAddress(address));
+            int rc = destroyer == null ? 0 : destroyer.destroy(MemorySegment.ofAddress(address));
             if (rc != 0) {
                 // Nothing was freed: give the object a new scope so that it stays usable, and report.
                 Arena revived = Arena.ofShared();
@@ -142,10 +152,19 @@ final class NativeResource implements Runnable {
             }
             throw failed;
         }
-        if (parent != null) {
-            parent.release(this);
+        NativeResource parentNow = parent;
+        if (parentNow != null) {
+            parentNow.release(this);
         }
         List<NativeResource> usedNow;
+        List<NativeResource> ownersNow;
+        synchronized (this) {
+            ownersNow = List.copyOf(owners);
+            owners.clear();
+        }
+        for (NativeResource other : ownersNow) {
+            other.release(this);
+        }
         synchronized (this) {
             usedNow = List.copyOf(used);
             used.clear();
@@ -178,14 +197,46 @@ final class NativeResource implements Runnable {
     }
 
     /** The live Java object of type {@code type} below this one whose C pointer is {@code address}, or null. */
-    <T extends VerbsObject> T findDescendant(long address, Class<T> type) {
+    public <T> T findDescendant(long address, Class<T> type) {
         for (NativeResource d : liveDescendants()) {
-            VerbsObject object = d.owner.get();
+            Object object = d.owner.get();
             if (d.address == address && type.isInstance(object)) {
                 return type.cast(object);
             }
         }
         return null;
+    }
+
+    /**
+     * Makes this object close before {@code owner} too, not only before its parent: closing {@code owner} closes
+     * this object first.
+     *
+     * @throws IllegalStateException if {@code owner} is closed
+     */
+    public void closesWith(NativeResource owner) {
+        if (!owner.adopt(this)) {
+            throw new IllegalStateException(owner.kind + " is closed");
+        }
+        synchronized (this) {
+            owners.add(owner);
+        }
+    }
+
+    /**
+     * Moves this object under {@code newParent} (librdmacm's {@code rdma_migrate_id} moves an id to another event
+     * channel).
+     *
+     * @throws IllegalStateException if {@code newParent} is closed
+     */
+    public void moveTo(NativeResource newParent) {
+        if (!newParent.adopt(this)) {
+            throw new IllegalStateException(newParent.kind + " is closed");
+        }
+        NativeResource old = parent;
+        parent = newParent;
+        if (old != null) {
+            old.release(this);
+        }
     }
 
     private synchronized boolean adopt(NativeResource child) {

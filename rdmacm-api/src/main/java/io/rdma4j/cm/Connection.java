@@ -1,0 +1,229 @@
+package io.rdma4j.cm;
+
+import io.rdma4j.verbs.CompletionQueue;
+import io.rdma4j.verbs.Context;
+import io.rdma4j.verbs.ProtectionDomain;
+import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.QueuePairType;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * An established reliable connection made by {@link Connector} or {@link Acceptor}: its id on an event channel of
+ * its own, a queue pair that librdmacm connected, its completion queue and protection domain (the connection's own
+ * or shared ones from {@link ConnectionOptions}), and what the peer announced.
+ *
+ * <p>Post to {@link #queuePair()} and poll {@link #completionQueue()} as with any verbs objects; register memory in
+ * {@link #protectionDomain()}. {@link #close()} disconnects and tears everything down in order: queue pair, id and
+ * channel, then the completion queue and protection domain if they are the connection's own (closing the
+ * protection domain closes the regions registered in it).
+ *
+ * <p>Thread-safety: the verbs objects are as thread-safe as ever; {@link #nextEvent} may be called from one thread
+ * at a time; {@link #close()} from any thread, once or more.
+ */
+public final class Connection implements AutoCloseable {
+
+    private final EventChannel channel;
+    private final CmId id;
+    private final QueuePair queuePair;
+    private final CompletionQueue completionQueue;
+    private final ProtectionDomain protectionDomain;
+    private final boolean ownsCompletionQueue;
+    private final boolean ownsProtectionDomain;
+    private final CmEvent established;
+    private final Duration disconnectTimeout;
+    private volatile boolean peerDisconnected;
+
+    private Connection(Builder parts, CmEvent established) {
+        this.channel = parts.channel;
+        this.id = parts.id;
+        this.queuePair = parts.queuePair;
+        this.completionQueue = parts.completionQueue;
+        this.protectionDomain = parts.protectionDomain;
+        this.ownsCompletionQueue = parts.ownsCompletionQueue;
+        this.ownsProtectionDomain = parts.ownsProtectionDomain;
+        this.disconnectTimeout = parts.options.disconnectTimeout();
+        this.established = established;
+    }
+
+    /** The connection's id. */
+    public CmId id() {
+        return id;
+    }
+
+    /** The connected RC queue pair (the id's own). */
+    public QueuePair queuePair() {
+        return queuePair;
+    }
+
+    /** The completion queue of both of the queue pair's queues. */
+    public CompletionQueue completionQueue() {
+        return completionQueue;
+    }
+
+    /** The protection domain of the queue pair; register the connection's memory here. */
+    public ProtectionDomain protectionDomain() {
+        return protectionDomain;
+    }
+
+    /** The device context (librdmacm's). */
+    public Context context() {
+        return protectionDomain.context();
+    }
+
+    /** What the peer sent in its connect request or accept (on InfiniBand/RoCE padded with zeros). */
+    public byte[] peerPrivateData() {
+        return established.privateData();
+    }
+
+    /** The peer's connection parameters (its QP number, READ depths), where the transport reports them. */
+    public Optional<ConnectionParameters> peerParameters() {
+        return established.peerParameters();
+    }
+
+    /** The local address. */
+    public InetSocketAddress localAddress() {
+        return id.localAddress();
+    }
+
+    /** The peer's address. */
+    public InetSocketAddress peerAddress() {
+        return id.peerAddress();
+    }
+
+    /**
+     * Waits up to {@code timeout} for the connection's next event (DISCONNECTED when the peer disconnects or
+     * dies, DEVICE_REMOVAL, TIMEWAIT_EXIT).
+     */
+    public Optional<CmEvent> nextEvent(Duration timeout) throws InterruptedException {
+        Optional<CmEvent> event = channel.next(timeout);
+        if (event.isPresent() && event.get().type() == CmEventType.DISCONNECTED) {
+            peerDisconnected = true;
+        }
+        return event;
+    }
+
+    /** Whether this side has seen DISCONNECTED (through {@link #nextEvent} or {@link #close}). */
+    public boolean isDisconnected() {
+        return peerDisconnected || id.state() == CmIdState.DISCONNECTED;
+    }
+
+    /**
+     * Disconnects (the queue pair's posted work is flushed), waits up to the options' disconnect timeout for
+     * DISCONNECTED, then closes the queue pair, id and channel, and the connection's own completion queue and
+     * protection domain. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (id.state() == CmIdState.CLOSED) {
+            return;
+        }
+        try {
+            if (id.state() == CmIdState.ESTABLISHED || id.state() == CmIdState.DISCONNECTED) {
+                id.disconnect();
+                awaitDisconnected();
+            }
+        } finally {
+            channel.close();
+            if (ownsCompletionQueue) {
+                completionQueue.close();
+            }
+            if (ownsProtectionDomain) {
+                protectionDomain.close();
+            }
+        }
+    }
+
+    private void awaitDisconnected() {
+        long deadline = System.nanoTime() + disconnectTimeout.toNanos();
+        try {
+            while (!isDisconnected()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || nextEvent(Duration.ofNanos(left)).isEmpty()) {
+                    return;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Connection(" + id + ", " + queuePair + ")";
+    }
+
+    /** Collects what a connection is made of while it is set up, and closes it all if setting up fails. */
+    static final class Builder implements AutoCloseable {
+        final ConnectionOptions options;
+        final EventChannel channel;
+        CmId id;
+        ProtectionDomain protectionDomain;
+        CompletionQueue completionQueue;
+        QueuePair queuePair;
+        boolean ownsProtectionDomain;
+        boolean ownsCompletionQueue;
+        private boolean built;
+
+        Builder(ConnectionOptions options, EventChannel channel) {
+            this.options = options;
+            this.channel = channel;
+        }
+
+        /** Creates the protection domain, completion queue and the id's own queue pair on the id's context. */
+        void createQueuePair() {
+            Context context = id.context();
+            protectionDomain = options.protectionDomain();
+            if (protectionDomain == null) {
+                protectionDomain = context.allocateProtectionDomain();
+                ownsProtectionDomain = true;
+            }
+            completionQueue = options.completionQueue();
+            if (completionQueue == null) {
+                completionQueue = context.createCompletionQueue(options.completionQueueSize());
+                ownsCompletionQueue = true;
+            }
+            queuePair = id.createQueuePair(protectionDomain.queuePair(QueuePairType.RELIABLE_CONNECTED)
+                    .completionQueue(completionQueue).capabilities(options.capabilities()));
+        }
+
+        /** Waits on the channel for {@code awaited}; a failure event or the timeout ends in {@link ConnectionException}. */
+        CmEvent await(CmEventType awaited, String step, Duration timeout) throws InterruptedException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (true) {
+                long left = deadline - System.nanoTime();
+                Optional<CmEvent> event = left <= 0 ? Optional.empty() : channel.next(Duration.ofNanos(left));
+                if (event.isEmpty()) {
+                    throw ConnectionException.timedOut(step, awaited, timeout);
+                }
+                CmEvent e = event.get();
+                if (e.id() == id && e.type() == awaited) {
+                    return e;
+                }
+                if (e.id() == id) {
+                    throw ConnectionException.failed(step, e);
+                }
+            }
+        }
+
+        Connection build(CmEvent established) {
+            built = true;
+            return new Connection(this, established);
+        }
+
+        @Override
+        public void close() {
+            if (built) {
+                return;
+            }
+            channel.close();
+            if (ownsCompletionQueue) {
+                completionQueue.close();
+            }
+            if (ownsProtectionDomain) {
+                protectionDomain.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package io.rdma4j.cm;
+
+import io.rdma4j.verbs.CompletionQueue;
+import io.rdma4j.verbs.ProtectionDomain;
+import io.rdma4j.verbs.QueuePairCapabilities;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How {@link Connector} and {@link Acceptor} set up a connection: queue sizes, private data, RDMA READ depth,
+ * retries, timeouts of the resolution steps, and whether connections share a protection domain or completion
+ * queue. Immutable and thread-safe; build one with {@link #builder()}.
+ *
+ * @param capabilities        the queue pair's sizes (default 16/16 requests, 1/1 SGE, no inline data)
+ * @param completionQueueSize the completion queue's entries when the connection makes its own (default: both
+ *                            queues' depths)
+ * @param privateData         sent with the connect request or the accept (limits: {@link CmId#connect},
+ *                            {@link CmId#accept})
+ * @param readDepth           RDMA READs/atomics in flight each way (responder resources and initiator depth)
+ * @param retryCount          transport retries, 0..7 (default 6)
+ * @param rnrRetryCount       receiver-not-ready retries, 0..7 (default 7: forever)
+ * @param protectionDomain    a protection domain on the id's context to share, or {@code null} for one per
+ *                            connection
+ * @param completionQueue     a completion queue on the id's context to share, or {@code null} for one per
+ *                            connection
+ * @param source              the local address to connect from, or {@code null} for any
+ * @param resolveTimeout      for address and route resolution each (default 2 s)
+ * @param disconnectTimeout   how long {@link Connection#close()} waits for the peer's DISCONNECTED (default 1 s)
+ */
+public record ConnectionOptions(QueuePairCapabilities capabilities, int completionQueueSize, byte[] privateData,
+                                int readDepth, int retryCount, int rnrRetryCount, ProtectionDomain protectionDomain,
+                                CompletionQueue completionQueue, InetSocketAddress source, Duration resolveTimeout,
+                                Duration disconnectTimeout) {
+
+    /** Checks the values. */
+    public ConnectionOptions {
+        Objects.requireNonNull(capabilities, "capabilities");
+        Objects.requireNonNull(resolveTimeout, "resolveTimeout");
+        Objects.requireNonNull(disconnectTimeout, "disconnectTimeout");
+        if (completionQueueSize < 1) {
+            throw new IllegalArgumentException("completionQueueSize must be at least 1, not " + completionQueueSize);
+        }
+        // The connection parameters check the rest, with their field names.
+        privateData = privateData.clone();
+        ConnectionParameters.defaults().withPrivateData(privateData).withReadDepth(readDepth, readDepth)
+                .withRetries(retryCount, rnrRetryCount);
+    }
+
+    /** The defaults. */
+    public static ConnectionOptions defaults() {
+        return builder().build();
+    }
+
+    /** A builder with the defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A copy of the private data. */
+    @Override
+    public byte[] privateData() {
+        return privateData.clone();
+    }
+
+    /** What connect or accept announces. */
+    ConnectionParameters parameters() {
+        return ConnectionParameters.defaults().withPrivateData(privateData).withReadDepth(readDepth, readDepth)
+                .withRetries(retryCount, rnrRetryCount);
+    }
+
+    /** Builds {@link ConnectionOptions}. Not thread-safe. */
+    public static final class Builder {
+        private QueuePairCapabilities capabilities = new QueuePairCapabilities(16, 16, 1, 1, 0);
+        private int completionQueueSize;
+        private byte[] privateData = new byte[0];
+        private int readDepth = 1;
+        private int retryCount = 6;
+        private int rnrRetryCount = 7;
+        private ProtectionDomain protectionDomain;
+        private CompletionQueue completionQueue;
+        private InetSocketAddress source;
+        private Duration resolveTimeout = Duration.ofSeconds(2);
+        private Duration disconnectTimeout = Duration.ofSeconds(1);
+
+        private Builder() {
+        }
+
+        /** The queue pair's sizes. */
+        public Builder capabilities(QueuePairCapabilities value) {
+            capabilities = value;
+            return this;
+        }
+
+        /** The entries of the connection's own completion queue. */
+        public Builder completionQueueSize(int value) {
+            completionQueueSize = value;
+            return this;
+        }
+
+        /** The private data for the peer. */
+        public Builder privateData(byte[] value) {
+            privateData = value.clone();
+            return this;
+        }
+
+        /** RDMA READs/atomics in flight each way. */
+        public Builder readDepth(int value) {
+            readDepth = value;
+            return this;
+        }
+
+        /** Transport and RNR retries. */
+        public Builder retries(int retry, int rnrRetry) {
+            retryCount = retry;
+            rnrRetryCount = rnrRetry;
+            return this;
+        }
+
+        /** Shares {@code pd} (on the ids' context) between connections. */
+        public Builder protectionDomain(ProtectionDomain pd) {
+            protectionDomain = pd;
+            return this;
+        }
+
+        /** Shares {@code cq} (on the ids' context) between connections, for both queues. */
+        public Builder completionQueue(CompletionQueue cq) {
+            completionQueue = cq;
+            return this;
+        }
+
+        /** The local address to connect from. */
+        public Builder source(InetSocketAddress value) {
+            source = value;
+            return this;
+        }
+
+        /** The timeout of address resolution and of route resolution, each. */
+        public Builder resolveTimeout(Duration value) {
+            resolveTimeout = value;
+            return this;
+        }
+
+        /** How long closing waits for the peer's DISCONNECTED. */
+        public Builder disconnectTimeout(Duration value) {
+            disconnectTimeout = value;
+            return this;
+        }
+
+        /** The options. */
+        public ConnectionOptions build() {
+            int cq = completionQueueSize > 0 ? completionQueueSize
+                    : capabilities.maxSendWorkRequests() + capabilities.maxReceiveWorkRequests();
+            return new ConnectionOptions(capabilities, cq, privateData, readDepth, retryCount, rnrRetryCount,
+                    protectionDomain, completionQueue, source, resolveTimeout, disconnectTimeout);
+        }
+    }
+}

@@ -1,0 +1,258 @@
+package io.rdma4j.cm;
+
+import static io.rdma4j.cm.ConnectionManagerTest.TIMEOUT;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdma4j.verbs.MemoryRegion;
+import io.rdma4j.verbs.ReceiveWorkRequests;
+import io.rdma4j.verbs.SendWorkRequests;
+import io.rdma4j.verbs.WorkCompletionStatus;
+import io.rdma4j.verbs.WorkCompletions;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The high-level connection manager on the test device: {@link Connector} and {@link Acceptor} between two JVMs,
+ * many connections at once, and every way a connect can fail ending in a clear exception within its timeout.
+ */
+@Tag("device")
+class ConnectorAcceptorTest {
+
+    @Test
+    void twoProcessesConnectWriteAndReadOneMebibyteAndMakeAThousandRoundTrips() throws Exception {
+        InetAddress ip = ConnectionManagerTest.testAddress();
+        Process server = peer("server", ip.getHostAddress());
+        try {
+            int port = listeningPort(server);
+            Process client = peer("client", ip.getHostAddress(), Integer.toString(port));
+            try {
+                assertTrue(client.waitFor(300, TimeUnit.SECONDS), "the client finishes");
+                assertEquals(0, client.exitValue(), output(client));
+                assertTrue(output(client).contains("client done"));
+            } finally {
+                client.destroyForcibly();
+            }
+            assertTrue(server.waitFor(120, TimeUnit.SECONDS), "the server finishes");
+            assertEquals(0, server.exitValue(), "server exit");
+        } finally {
+            server.destroyForcibly();
+        }
+    }
+
+    @Test
+    void aPeerKilledWithSigkillEndsTheConnectionWithDisconnected() throws Exception {
+        InetAddress ip = ConnectionManagerTest.testAddress();
+        Process server = peer("hold", ip.getHostAddress());
+        try {
+            int port = listeningPort(server);
+            try (Connection c = Connector.connect(new InetSocketAddress(ip, port), ConnectionOptions.defaults(),
+                    TIMEOUT)) {
+                assertEquals(CmPeer.BUFFER, RemoteBuffer.fromBytes(c.peerPrivateData()).length());
+                awaitLine(server, "connected");
+                server.destroyForcibly();
+                assertTrue(server.waitFor(30, TimeUnit.SECONDS));
+                long start = System.nanoTime();
+                Optional<CmEvent> event = c.nextEvent(Duration.ofSeconds(30));
+                assertEquals(CmEventType.DISCONNECTED, event.orElseThrow().type(), "the survivor is told");
+                assertTrue(c.isDisconnected());
+                assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(30));
+            }
+        } finally {
+            server.destroyForcibly();
+        }
+    }
+
+    @Test
+    void thirtyTwoConnectionsFromFourThreadsToOneAcceptorEachMoveTheirOwnData() throws Exception {
+        InetAddress ip = ConnectionManagerTest.testAddress();
+        int clients = 32;
+        try (Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ip, 0), clients);
+             ExecutorService connectors = Executors.newFixedThreadPool(4)) {
+            InetSocketAddress address = acceptor.localAddress();
+            ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+            Thread accepting = Thread.ofPlatform().start(() -> {
+                try {
+                    for (int accepted = 0; accepted < clients; accepted++) {
+                        Connection c = acceptor.accept(ConnectionOptions.defaults(), TIMEOUT)
+                                .orElseThrow(() -> new AssertionError("no request"));
+                        Thread.startVirtualThread(() -> echoOnce(c, failures));
+                    }
+                } catch (Throwable t) {
+                    failures.add(t);
+                }
+            });
+            List<Future<?>> done = new ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                long value = 1000 + i;
+                done.add(connectors.submit(() -> {
+                    byte[] hello = ("client " + value).getBytes(StandardCharsets.US_ASCII);
+                    ConnectionOptions options = ConnectionOptions.builder().privateData(hello).build();
+                    try (Connection c = Connector.connect(address, options, TIMEOUT);
+                         MemoryRegion m = c.protectionDomain().allocateMemory(4096, CmPeer.ACCESS);
+                         SendWorkRequests s = new SendWorkRequests(1, 1);
+                         ReceiveWorkRequests r = new ReceiveWorkRequests(1, 1);
+                         WorkCompletions wc = new WorkCompletions(2)) {
+                        c.queuePair().postReceive(r.add(2).scatter(m, 64, 64));
+                        m.segment().set(ValueLayout.JAVA_LONG, 0, value);
+                        c.queuePair().postSend(s.send(1).gather(m, 0, 8).signaled());
+                        awaitCompletions(c, wc, 2);
+                        assertEquals(value, m.segment().get(ValueLayout.JAVA_LONG, 64), "echoed on its own QP");
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(300, TimeUnit.SECONDS);
+            }
+            accepting.join(TimeUnit.SECONDS.toMillis(60));
+            assertTrue(failures.isEmpty(), () -> failures.toString());
+        }
+    }
+
+    private static void echoOnce(Connection c, ConcurrentLinkedQueue<Throwable> failures) {
+        try (c; MemoryRegion m = c.protectionDomain().allocateMemory(4096, CmPeer.ACCESS);
+             SendWorkRequests s = new SendWorkRequests(1, 1); ReceiveWorkRequests r = new ReceiveWorkRequests(1, 1);
+             WorkCompletions wc = new WorkCompletions(2)) {
+            assertTrue(new String(c.peerPrivateData(), StandardCharsets.US_ASCII).startsWith("client "));
+            c.queuePair().postReceive(r.add(1).scatter(m, 0, 64));
+            awaitCompletions(c, wc, 1);
+            c.queuePair().postSend(s.send(2).gather(m, 0, 8).signaled());
+            awaitCompletions(c, wc, 1);
+            assertEquals(CmEventType.DISCONNECTED, c.nextEvent(TIMEOUT).orElseThrow().type());
+        } catch (Throwable t) {
+            failures.add(t);
+        }
+    }
+
+    private static void awaitCompletions(Connection c, WorkCompletions wc, int expected) {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        for (int seen = 0; seen < expected; ) {
+            int n = c.completionQueue().poll(wc);
+            for (int i = 0; i < n; i++) {
+                assertEquals(WorkCompletionStatus.SUCCESS, wc.status(i), wc.statusText(i));
+            }
+            seen += n;
+            assertTrue(System.nanoTime() < deadline, "completions within " + TIMEOUT);
+            Thread.onSpinWait();
+        }
+    }
+
+    @Test
+    void aRejectionReachesTheConnectorWithThePeersPrivateData() throws Exception {
+        InetAddress ip = ConnectionManagerTest.testAddress();
+        byte[] reason = "busy".getBytes(StandardCharsets.US_ASCII);
+        try (EventChannel channel = EventChannel.create()) {
+            CmId listener = channel.createId(PortSpace.TCP);
+            listener.bind(new InetSocketAddress(ip, 0));
+            listener.listen(1);
+            Thread rejecting = Thread.ofVirtual().start(() -> {
+                try {
+                    channel.expect(CmEventType.CONNECT_REQUEST, TIMEOUT).id().reject(reason);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            ConnectionException e = assertThrows(ConnectionException.class, () -> Connector.connect(
+                    new InetSocketAddress(ip, listener.localPort()), ConnectionOptions.defaults(), TIMEOUT));
+            rejecting.join();
+            assertEquals(Optional.of(CmEventType.REJECTED), e.eventType(), e.getMessage());
+            assertArrayEquals(reason, Arrays.copyOf(e.rejectPrivateData(), reason.length));
+            assertTrue(e.getMessage().contains("REJECTED"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aPortWithoutListenerFailsFastWithTheEventThatSaysSo() throws Exception {
+        InetAddress ip = ConnectionManagerTest.testAddress();
+        int port;
+        try (Acceptor probe = Acceptor.listen(new InetSocketAddress(ip, 0), 1)) {
+            port = probe.localAddress().getPort();
+        }
+        long start = System.nanoTime();
+        ConnectionException e = assertThrows(ConnectionException.class, () -> Connector.connect(
+                new InetSocketAddress(ip, port), ConnectionOptions.defaults(), TIMEOUT));
+        assertTrue(Set.of(CmEventType.REJECTED, CmEventType.UNREACHABLE).contains(e.eventType().orElseThrow()),
+                e.getMessage());
+        assertTrue(System.nanoTime() - start < TIMEOUT.toNanos(), "within the timeout");
+    }
+
+    @Test
+    void anAddressNoDeviceReachesFailsWithinTheResolveTimeout() {
+        // TEST-NET-3: no interface or route in the lab guest leads there.
+        InetSocketAddress nowhere = new InetSocketAddress("203.0.113.9", 7471);
+        Duration resolve = Duration.ofSeconds(2);
+        long start = System.nanoTime();
+        ConnectionException e = assertThrows(ConnectionException.class, () -> Connector.connect(nowhere,
+                ConnectionOptions.builder().resolveTimeout(resolve).build(), TIMEOUT));
+        long elapsed = System.nanoTime() - start;
+        assertTrue(e.isTimeout() || e.eventType().orElseThrow() == CmEventType.ADDRESS_ERROR, e.getMessage());
+        assertTrue(e.getMessage().contains("resolve address"), e.getMessage());
+        assertTrue(elapsed < resolve.toNanos() + TimeUnit.SECONDS.toNanos(3), "took " + elapsed / 1_000_000 + " ms");
+    }
+
+    @Test
+    void anAcceptorWithoutRequestsReturnsEmptyAndRefusesAfterClose() throws Exception {
+        InetAddress ip = ConnectionManagerTest.testAddress();
+        Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ip, 0), 1);
+        assertFalse(acceptor.accept(ConnectionOptions.defaults(), Duration.ofMillis(200)).isPresent());
+        acceptor.close();
+        acceptor.close();
+        assertThrows(IllegalStateException.class,
+                () -> acceptor.accept(ConnectionOptions.defaults(), Duration.ofMillis(200)));
+    }
+
+    private static Process peer(String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                CmPeer.class.getName()));
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).redirectErrorStream(true).start();
+    }
+
+    /** Reads the peer's {@code listening PORT} line. */
+    private static int listeningPort(Process server) throws IOException {
+        return Integer.parseInt(awaitLine(server, "listening ").substring("listening ".length()).trim());
+    }
+
+    /** Reads the peer's output up to a line starting with {@code prefix}, byte by byte: no reader buffers ahead. */
+    private static String awaitLine(Process p, String prefix) throws IOException {
+        StringBuilder seen = new StringBuilder();
+        StringBuilder line = new StringBuilder();
+        for (int b; (b = p.getInputStream().read()) != -1; ) {
+            if (b != '\n') {
+                line.append((char) b);
+            } else if (line.toString().startsWith(prefix)) {
+                return line.toString();
+            } else {
+                seen.append(line).append('\n');
+                line.setLength(0);
+            }
+        }
+        throw new AssertionError("the peer ended without '" + prefix + "': " + seen + line);
+    }
+
+    private static String output(Process p) throws IOException {
+        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+}

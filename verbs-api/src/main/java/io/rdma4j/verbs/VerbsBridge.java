@@ -1,0 +1,63 @@
+package io.rdma4j.verbs;
+
+import io.rdma4j.verbs.internal.NativeResource;
+import io.rdma4j.verbs.internal.QueuePairFactory;
+import io.rdma4j.verbs.internal.VerbsInternals;
+import java.lang.foreign.MemorySegment;
+import java.lang.ref.Cleaner;
+
+/** The implementation of {@link VerbsInternals.Access}: package-private access for rdma4j's other modules. */
+final class VerbsBridge implements VerbsInternals.Access {
+
+    private VerbsBridge() {
+    }
+
+    static void register() {
+        VerbsInternals.register(new VerbsBridge());
+    }
+
+    @Override
+    public Context borrowedContext(MemorySegment context) {
+        return Context.borrowed(context);
+    }
+
+    @Override
+    public MemorySegment handle(Object verbsObject) {
+        return ((VerbsObject) verbsObject).handle();
+    }
+
+    @Override
+    public NativeResource resource(Object verbsObject) {
+        return ((VerbsObject) verbsObject).resource();
+    }
+
+    @Override
+    public void keepReachable(Object verbsObject, Object other) {
+        ((VerbsObject) verbsObject).keepReachable(other);
+    }
+
+    @Override
+    public ProtectionDomain protectionDomain(QueuePair.Builder builder) {
+        return builder.protectionDomain();
+    }
+
+    @Override
+    public QueuePair createQueuePair(QueuePair.Builder builder, QueuePairFactory factory) {
+        return builder.create(factory);
+    }
+
+    @Override
+    public QueuePairAttributes queuePairAttributes(MemorySegment attr, int mask) {
+        return QueuePairAttributes.readFrom(attr, mask);
+    }
+
+    @Override
+    public AddressVector addressVector(MemorySegment ahAttr) {
+        return AddressVector.readFrom(ahAttr);
+    }
+
+    @Override
+    public Cleaner cleaner() {
+        return VerbsObject.CLEANER;
+    }
+}

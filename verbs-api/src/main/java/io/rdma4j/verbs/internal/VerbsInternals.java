@@ -1,0 +1,81 @@
+package io.rdma4j.verbs.internal;
+
+import io.rdma4j.verbs.AddressVector;
+import io.rdma4j.verbs.Context;
+import io.rdma4j.verbs.ProtectionDomain;
+import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.QueuePairAttributes;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.ref.Cleaner;
+
+/**
+ * What rdma4j's other modules (the connection manager) need of the verbs objects beyond their public API: their C
+ * pointers, their native side, and objects around C objects that librdmacm created. Not an API: this package is
+ * exported to {@code io.rdma4j.cm} only. The verbs package registers the implementation when its classes
+ * initialize (the JDK's "shared secrets" pattern), so that nothing of it becomes public.
+ */
+public final class VerbsInternals {
+
+    /** The operations; implemented in {@code io.rdma4j.verbs}. */
+    public interface Access {
+
+        /** The one object of a device context that librdmacm opened and keeps open. */
+        Context borrowedContext(MemorySegment context);
+
+        /** The C pointer of a verbs object; {@link IllegalStateException} once it is closed. */
+        MemorySegment handle(Object verbsObject);
+
+        /** The native side of a verbs object. */
+        NativeResource resource(Object verbsObject);
+
+        /** Keeps {@code other} reachable as long as {@code verbsObject} is. */
+        void keepReachable(Object verbsObject, Object other);
+
+        /** The protection domain a queue pair builder creates in. */
+        ProtectionDomain protectionDomain(QueuePair.Builder builder);
+
+        /** Creates the queue pair {@code builder} describes through {@code factory}. */
+        QueuePair createQueuePair(QueuePair.Builder builder, QueuePairFactory factory);
+
+        /** The attributes of a {@code struct ibv_qp_attr} that {@code mask} names. */
+        QueuePairAttributes queuePairAttributes(MemorySegment attr, int mask);
+
+        /** A {@code struct ibv_ah_attr}. */
+        AddressVector addressVector(MemorySegment ahAttr);
+
+        /** rdma4j's one Cleaner. */
+        Cleaner cleaner();
+    }
+
+    private static volatile Access access;
+
+    private VerbsInternals() {
+    }
+
+    /**
+     * Called once, by the verbs package.
+     *
+     * @throws IllegalStateException on a second call
+     */
+    public static synchronized void register(Access implementation) {
+        if (access != null) {
+            throw new IllegalStateException("VerbsInternals is registered already");
+        }
+        access = implementation;
+    }
+
+    /** The implementation (initializing the verbs package if needed). */
+    public static Access access() {
+        Access a = access;
+        if (a == null) {
+            try {
+                MethodHandles.lookup().ensureInitialized(Context.class);
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+            a = access;
+        }
+        return a;
+    }
+}
