@@ -108,7 +108,7 @@ public final class Acceptor implements AutoCloseable {
             id.migrate(parts.channel);
             parts.id = id;
             parts.createQueuePair();
-            id.accept(options.parameters());
+            parts.step(step, () -> id.accept(options.parameters()));
             CmEvent established = parts.await(CmEventType.ESTABLISHED, step,
                     options.resolveTimeout());
             // The application reads what the peer sent with its request, not the (empty) data of ESTABLISHED.

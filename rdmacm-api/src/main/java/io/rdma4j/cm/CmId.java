@@ -73,6 +73,8 @@ public final class CmId implements AutoCloseable {
     private static final int IB_REJECT_PRIVATE_DATA = 148;
     private static final int IB_UD_CONNECT_PRIVATE_DATA = 180;
     private static final int IB_UD_ACCEPT_PRIVATE_DATA = 136;
+    /** The kernel's 256 bytes (RDMA_MAX_PRIVATE_DATA) less the 4-byte IRD/ORD header of MPA version 2. */
+    private static final int IWARP_PRIVATE_DATA = 252;
 
     private final NativeResource resource;
     private final PortSpace portSpace;
@@ -172,7 +174,7 @@ public final class CmId implements AutoCloseable {
      * Sends a connect request ({@code rdma_connect}); then expect ESTABLISHED (the id's own queue pair, iWARP) or
      * CONNECT_RESPONSE (the application's queue pair on InfiniBand/RoCE), or REJECTED, UNREACHABLE, CONNECT_ERROR.
      * Private data: at most 56 bytes on InfiniBand/RoCE (92 of the CM's REQ less rdma_cm's 36-byte header), 180
-     * for {@link PortSpace#UDP}, 255 on iWARP.
+     * for {@link PortSpace#UDP}, 252 on iWARP (256 less MPA v2's IRD/ORD header).
      *
      * @throws IllegalArgumentException if the private data exceeds the transport's limit (named in the message)
      */
@@ -188,7 +190,7 @@ public final class CmId implements AutoCloseable {
     /**
      * Accepts this connect request's connection ({@code rdma_accept}); then expect ESTABLISHED (not for
      * {@link PortSpace#UDP}, where the peer is answered at once). Private data: at most 196 bytes on
-     * InfiniBand/RoCE, 136 for UDP, 255 on iWARP.
+     * InfiniBand/RoCE, 136 for UDP, 252 on iWARP.
      *
      * @throws IllegalArgumentException if the private data exceeds the transport's limit
      */
@@ -208,7 +210,7 @@ public final class CmId implements AutoCloseable {
 
     /**
      * Rejects this connect request ({@code rdma_reject}); the active side gets {@link CmEventType#REJECTED} with
-     * {@code privateData}: at most 148 bytes on InfiniBand/RoCE, 255 on iWARP.
+     * {@code privateData}: at most 148 bytes on InfiniBand/RoCE, 252 on iWARP.
      *
      * @throws IllegalArgumentException if the private data exceeds the transport's limit
      */
@@ -521,13 +523,13 @@ public final class CmId implements AutoCloseable {
         }
     }
 
-    /** The private-data limit of {@code verb} on this id's transport; iWARP carries what librdmacm can. */
+    /** The private-data limit of {@code verb} on this id's transport. */
     private void checkPrivateData(String verb, int length, int infinibandLimit) {
         boolean iwarp = context().device().transport() == Transport.IWARP;
-        int limit = iwarp ? ConnectionParameters.MAX_PRIVATE_DATA : infinibandLimit;
+        int limit = iwarp ? IWARP_PRIVATE_DATA : infinibandLimit;
         if (length > limit) {
             throw new IllegalArgumentException(verb + ": " + length + " bytes of private data exceed the "
-                    + (iwarp ? "iWARP (librdmacm)" : "InfiniBand/RoCE" + (portSpace == PortSpace.UDP ? " UD" : ""))
+                    + (iwarp ? "iWARP (MPA v2)" : "InfiniBand/RoCE" + (portSpace == PortSpace.UDP ? " UD" : ""))
                     + " limit of " + limit + " bytes");
         }
     }

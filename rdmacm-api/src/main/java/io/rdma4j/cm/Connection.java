@@ -186,6 +186,16 @@ public final class Connection implements AutoCloseable {
             }
             queuePair = id.createQueuePair(protectionDomain.queuePair(QueuePairType.RELIABLE_CONNECTED)
                     .completionQueue(completionQueue).capabilities(options.capabilities()));
+            options.onQueuePair().accept(queuePair);
+        }
+
+        /** Runs a step's librdmacm call; its failure becomes a {@link ConnectionException} naming the step. */
+        void step(String step, Runnable call) {
+            try {
+                call.run();
+            } catch (io.rdma4j.verbs.RdmaException e) {
+                throw ConnectionException.failed(step, e);
+            }
         }
 
         /** Waits on the channel for {@code awaited}; a failure event or the timeout ends in {@link ConnectionException}. */

@@ -5,9 +5,10 @@ import java.util.Optional;
 /**
  * Connecting or accepting through {@link Connector} or {@link Acceptor} failed: the connection manager reported a
  * failure event (REJECTED with the peer's reason and private data, UNREACHABLE, ADDRESS_ERROR, ROUTE_ERROR,
- * CONNECT_ERROR, DISCONNECTED, DEVICE_REMOVAL), or a step did not complete within its timeout. Everything that
- * was created for the connection has been closed when this is thrown. Failures of a verb are
- * {@link io.rdma4j.verbs.RdmaException}s instead.
+ * CONNECT_ERROR, DISCONNECTED, DEVICE_REMOVAL), a librdmacm call of a step failed at once (its
+ * {@link io.rdma4j.verbs.RdmaException} with verb and errno is the {@link #getCause() cause}: e.g.
+ * {@code rdma_resolve_addr} with ENETUNREACH, {@code rdma_connect} with ECONNREFUSED on iWARP), or a step did not
+ * complete within its timeout. Everything that was created for the connection has been closed when this is thrown.
  */
 public final class ConnectionException extends RuntimeException {
 
@@ -31,6 +32,13 @@ public final class ConnectionException extends RuntimeException {
                 + ")");
     }
 
+    /** A librdmacm call of {@code step} failed at once. */
+    static ConnectionException failed(String step, io.rdma4j.verbs.RdmaException cause) {
+        ConnectionException e = new ConnectionException(step, null, step + " failed: " + cause.getMessage());
+        e.initCause(cause);
+        return e;
+    }
+
     /** {@code step} did not complete within {@code timeout}. */
     static ConnectionException timedOut(String step, CmEventType awaited, java.time.Duration timeout) {
         return new ConnectionException(step, null, step + ": no " + awaited + " within " + timeout);
@@ -41,14 +49,14 @@ public final class ConnectionException extends RuntimeException {
         return step;
     }
 
-    /** The failure event, or empty when the step timed out. */
+    /** The failure event, or empty when the step timed out or a call failed. */
     public Optional<CmEvent> event() {
         return Optional.ofNullable(event);
     }
 
-    /** Whether the step timed out (no event). */
+    /** Whether the step timed out (no event, no failed call). */
     public boolean isTimeout() {
-        return event == null;
+        return event == null && getCause() == null;
     }
 
     /** The failure event's type, or empty when the step timed out. */

@@ -2,10 +2,12 @@ package io.rdma4j.cm;
 
 import io.rdma4j.verbs.CompletionQueue;
 import io.rdma4j.verbs.ProtectionDomain;
+import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairCapabilities;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * How {@link Connector} and {@link Acceptor} set up a connection: queue sizes, private data, RDMA READ depth,
@@ -27,17 +29,21 @@ import java.util.Objects;
  * @param source              the local address to connect from, or {@code null} for any
  * @param resolveTimeout      for address and route resolution each (default 2 s)
  * @param disconnectTimeout   how long {@link Connection#close()} waits for the peer's DISCONNECTED (default 1 s)
+ * @param onQueuePair         called with the new queue pair before the connect request or the accept is sent:
+ *                            post the first receives here. iWARP ends a connection whose peer sends before a
+ *                            receive is posted (InfiniBand/RoCE retry), so a peer that sends at once needs this
  */
 public record ConnectionOptions(QueuePairCapabilities capabilities, int completionQueueSize, byte[] privateData,
                                 int readDepth, int retryCount, int rnrRetryCount, ProtectionDomain protectionDomain,
                                 CompletionQueue completionQueue, InetSocketAddress source, Duration resolveTimeout,
-                                Duration disconnectTimeout) {
+                                Duration disconnectTimeout, Consumer<QueuePair> onQueuePair) {
 
     /** Checks the values. */
     public ConnectionOptions {
         Objects.requireNonNull(capabilities, "capabilities");
         Objects.requireNonNull(resolveTimeout, "resolveTimeout");
         Objects.requireNonNull(disconnectTimeout, "disconnectTimeout");
+        Objects.requireNonNull(onQueuePair, "onQueuePair");
         if (completionQueueSize < 1) {
             throw new IllegalArgumentException("completionQueueSize must be at least 1, not " + completionQueueSize);
         }
@@ -82,6 +88,7 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
         private InetSocketAddress source;
         private Duration resolveTimeout = Duration.ofSeconds(2);
         private Duration disconnectTimeout = Duration.ofSeconds(1);
+        private Consumer<QueuePair> onQueuePair = qp -> { };
 
         private Builder() {
         }
@@ -147,12 +154,18 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
             return this;
         }
 
+        /** What to do with the new queue pair before connecting or accepting (post the first receives). */
+        public Builder onQueuePair(Consumer<QueuePair> action) {
+            onQueuePair = action;
+            return this;
+        }
+
         /** The options. */
         public ConnectionOptions build() {
             int cq = completionQueueSize > 0 ? completionQueueSize
                     : capabilities.maxSendWorkRequests() + capabilities.maxReceiveWorkRequests();
             return new ConnectionOptions(capabilities, cq, privateData, readDepth, retryCount, rnrRetryCount,
-                    protectionDomain, completionQueue, source, resolveTimeout, disconnectTimeout);
+                    protectionDomain, completionQueue, source, resolveTimeout, disconnectTimeout, onQueuePair);
         }
     }
 }

@@ -30,7 +30,8 @@ public final class Connector {
      * @param timeout the whole connect: resolution (each step also bounded by the options' resolve timeout),
      *                request and answer
      * @throws ConnectionException  if a step ends in a failure event (ADDRESS_ERROR, ROUTE_ERROR, REJECTED with the
-     *                              peer's reason and private data, UNREACHABLE, CONNECT_ERROR) or times out
+     *                              peer's reason and private data, UNREACHABLE, CONNECT_ERROR), its librdmacm call
+     *                              fails at once, or it times out
      * @throws InterruptedException if the thread is interrupted while waiting
      * @throws io.rdma4j.verbs.RdmaException if a verb fails (e.g. the queue pair's sizes exceed the device's)
      */
@@ -40,15 +41,16 @@ public final class Connector {
         Objects.requireNonNull(options, "options");
         long deadline = System.nanoTime() + timeout.toNanos();
         try (Connection.Builder parts = new Connection.Builder(options, EventChannel.create())) {
-            parts.id = parts.channel.createId(PortSpace.TCP);
-            Duration step = min(options.resolveTimeout(), deadline);
-            parts.id.resolveAddress(options.source(), remote, step);
-            parts.await(CmEventType.ADDRESS_RESOLVED, "resolve address " + remote, step);
-            step = min(options.resolveTimeout(), deadline);
-            parts.id.resolveRoute(step);
-            parts.await(CmEventType.ROUTE_RESOLVED, "resolve route to " + remote, step);
+            CmId id = parts.channel.createId(PortSpace.TCP);
+            parts.id = id;
+            Duration address = min(options.resolveTimeout(), deadline);
+            parts.step("resolve address " + remote, () -> id.resolveAddress(options.source(), remote, address));
+            parts.await(CmEventType.ADDRESS_RESOLVED, "resolve address " + remote, address);
+            Duration route = min(options.resolveTimeout(), deadline);
+            parts.step("resolve route to " + remote, () -> id.resolveRoute(route));
+            parts.await(CmEventType.ROUTE_RESOLVED, "resolve route to " + remote, route);
             parts.createQueuePair();
-            parts.id.connect(options.parameters());
+            parts.step("connect to " + remote, () -> id.connect(options.parameters()));
             CmEvent established = parts.await(CmEventType.ESTABLISHED, "connect to " + remote,
                     min(timeout, deadline));
             return parts.build(established);

@@ -52,18 +52,28 @@ public final class CmPeer {
         try (Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ip, 0), 4);
              ProtectionDomain pd = acceptor.context().allocateProtectionDomain();
              MemoryRegion memory = pd.allocateMemory(BUFFER + 4096, ACCESS)) {
+            ReceiveWorkRequests first = new ReceiveWorkRequests(1, 1);
+            // iWARP drops a connection whose peer sends before a receive is posted: post it before accepting.
             ConnectionOptions options = ConnectionOptions.builder().protectionDomain(pd)
-                    .privateData(RemoteBuffer.of(memory, 0, BUFFER).toBytes()).build();
+                    .privateData(RemoteBuffer.of(memory, 0, BUFFER).toBytes())
+                    .onQueuePair(qp -> qp.postReceive(first.add(4).scatter(memory, BUFFER + 64, 64))).build();
             System.out.println("listening " + acceptor.localAddress().getPort());
             try (Connection c = acceptor.accept(options, TIMEOUT).orElseThrow(() -> new AssertionError("no client"))) {
                 if (hold) {
                     System.out.println("connected");
                     Thread.sleep(Long.MAX_VALUE);
                 }
+                first.close();
                 try (Messages m = new Messages(c, memory)) {
                     for (int i = 0; i < ROUND_TRIPS; i++) {
-                        m.send(m.receive());
+                        m.awaitReceives(i + 1);
+                        long value = m.received();
+                        if (i + 1 < ROUND_TRIPS) {
+                            m.postReceive();
+                        }
+                        m.send(value);
                     }
+                    m.awaitSends(ROUND_TRIPS);
                 }
                 CmEvent event = c.nextEvent(TIMEOUT).orElseThrow(() -> new AssertionError("no DISCONNECTED"));
                 if (event.type() != CmEventType.DISCONNECTED) {
@@ -86,17 +96,19 @@ public final class CmPeer {
             }
             m.sends.clear().rdmaWrite(1, target.address(), target.rkey()).gather(memory, 0, BUFFER).signaled();
             c.queuePair().postSend(m.sends);
-            m.await(WorkCompletionStatus.SUCCESS);
+            m.awaitSends(1);
             m.sends.clear().rdmaRead(2, target.address(), target.rkey()).gather(memory, BUFFER, BUFFER).signaled();
             c.queuePair().postSend(m.sends);
-            m.await(WorkCompletionStatus.SUCCESS);
+            m.awaitSends(2);
             long mismatch = memory.segment().asSlice(0, BUFFER).mismatch(memory.segment().asSlice(BUFFER, BUFFER));
             if (mismatch != -1) {
                 throw new AssertionError("RDMA READ returned other bytes at " + mismatch);
             }
             for (long i = 1; i <= ROUND_TRIPS; i++) {
+                m.postReceive();
                 m.send(i);
-                long echoed = m.receive();
+                m.awaitReceives((int) i);
+                long echoed = m.received();
                 if (echoed != i) {
                     throw new AssertionError("sent message " + i + ", got " + echoed + " back");
                 }
@@ -104,15 +116,20 @@ public final class CmPeer {
         }
     }
 
-    /** SEND/RECV of 64-byte messages at the end of a region, one at a time, counted. */
+    /**
+     * SEND/RECV of 64-byte messages at the end of a region, one receive outstanding at a time. Send and receive
+     * completions share the CQ and may come in either order: both are counted.
+     */
     private static final class Messages implements AutoCloseable {
         final SendWorkRequests sends = new SendWorkRequests(1, 1);
         final ReceiveWorkRequests receives = new ReceiveWorkRequests(1, 1);
-        final WorkCompletions completions = new WorkCompletions(1);
+        final WorkCompletions completions = new WorkCompletions(4);
         final QueuePair qp;
         final CompletionQueue cq;
         final MemoryRegion memory;
         final long at;
+        int sendsDone;
+        int receivesDone;
 
         Messages(Connection c, MemoryRegion memory) {
             this.qp = c.queuePair();
@@ -124,25 +141,46 @@ public final class CmPeer {
         void send(long value) {
             memory.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, at, value);
             qp.postSend(sends.clear().send(3).gather(memory, at, 64).signaled());
-            await(WorkCompletionStatus.SUCCESS);
         }
 
-        long receive() {
+        void postReceive() {
             qp.postReceive(receives.clear().add(4).scatter(memory, at + 64, 64));
-            await(WorkCompletionStatus.SUCCESS);
+        }
+
+        long received() {
             return memory.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, at + 64);
         }
 
-        void await(WorkCompletionStatus expected) {
+        void awaitSends(int total) {
+            while (sendsDone < total) {
+                poll();
+            }
+        }
+
+        void awaitReceives(int total) {
+            while (receivesDone < total) {
+                poll();
+            }
+        }
+
+        private void poll() {
             long deadline = System.nanoTime() + TIMEOUT.toNanos();
-            while (cq.poll(completions) == 0) {
+            int n;
+            while ((n = cq.poll(completions)) == 0) {
                 if (System.nanoTime() > deadline) {
                     throw new AssertionError("no completion within " + TIMEOUT);
                 }
                 Thread.onSpinWait();
             }
-            if (completions.status(0) != expected) {
-                throw new AssertionError("completion " + completions.status(0) + ": " + completions.statusText(0));
+            for (int i = 0; i < n; i++) {
+                if (completions.status(i) != WorkCompletionStatus.SUCCESS) {
+                    throw new AssertionError("completion " + completions.status(i) + ": " + completions.statusText(i));
+                }
+                if (completions.workRequestId(i) == 4) {
+                    receivesDone++;
+                } else {
+                    sendsDone++;
+                }
             }
         }
 

@@ -137,7 +137,7 @@ class ConnectionManagerTest {
             assertNotSame(listener, request.id());
             assertEquals(CmIdState.CONNECT_REQUEST, request.id().state());
             byte[] reason = "not now, try 7472".getBytes(StandardCharsets.US_ASCII);
-            assertThrows(IllegalArgumentException.class, () -> request.id().reject(new byte[iwarp ? 256 : 149]));
+            assertThrows(IllegalArgumentException.class, () -> request.id().reject(new byte[iwarp ? 253 : 149]));
             request.id().reject(reason);
             assertThrows(IllegalStateException.class, () -> request.id().accept(ConnectionParameters.defaults()));
             CmEvent rejected = channel.expect(CmEventType.REJECTED, TIMEOUT);
@@ -150,13 +150,13 @@ class ConnectionManagerTest {
 
     @Test
     void privateDataIsCheckedAgainstTheTransportsLimitAndArrivesWhole() throws InterruptedException {
-        int limit = iwarp ? 255 : 56;
+        int limit = iwarp ? 252 : 56;
         try (Ends ends = new Ends()) {
             CmId client = resolved();
             ends.clientQueuePair(client);
             IllegalArgumentException tooLong = assertThrows(IllegalArgumentException.class,
                     () -> client.connect(ConnectionParameters.defaults().withPrivateData(new byte[limit + 1])));
-            assertTrue(tooLong.getMessage().contains("limit of " + limit), tooLong.getMessage());
+            assertTrue(tooLong.getMessage().contains("limit of " + limit + " bytes"), tooLong.getMessage());
             assertEquals(CmIdState.ROUTE_RESOLVED, client.state(), "nothing was sent");
             byte[] data = new byte[limit];
             for (int i = 0; i < limit; i++) {

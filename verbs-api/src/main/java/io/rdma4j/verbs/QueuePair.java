@@ -41,6 +41,7 @@ public final class QueuePair extends VerbsObject {
     private final MemorySegment postSendFunction;
     private final MemorySegment postReceiveFunction;
     private final boolean usesSharedReceiveQueue;
+    private final boolean iwarp;
     private final ExtendedSend extendedSend;
     /** The state of the last successful modify (RESET at creation); the kernel may have moved on since. */
     private volatile QueuePairState lastState = QueuePairState.RESET;
@@ -73,6 +74,7 @@ public final class QueuePair extends VerbsObject {
                       boolean usesSharedReceiveQueue, boolean extended, QueuePairFactory factory) {
         super(pd, qp, ibv_qp.layout().byteSize(), Rank.QUEUE_PAIR, factory.destroyVerb(), factory.destroyer(qp));
         this.usesSharedReceiveQueue = usesSharedReceiveQueue;
+        this.iwarp = pd.context().device().transport() == Transport.IWARP;
         this.protectionDomain = pd;
         this.type = type;
         this.capabilities = granted;
@@ -165,7 +167,9 @@ public final class QueuePair extends VerbsObject {
         Objects.requireNonNull(attributes, "attributes");
         QueuePairState to = attributes.state();
         QueuePairState from = lastState;
-        if (to != null && QueuePairTransitions.allowed(from, to)) {
+        // The required attributes are InfiniBand's; iWARP has no P_Keys, and rdma_cm's INIT attributes for it
+        // (rdma_init_qp_attr) carry none.
+        if (to != null && !iwarp && QueuePairTransitions.allowed(from, to)) {
             // Checked against the state rdma4j last set: providers may not check (siw accepts INIT without access
             // flags), and some cannot report the state.
             int missing = QueuePairTransitions.required(type, from, to) & ~attributes.mask();

@@ -272,25 +272,13 @@ public final class QueuePairAttributes {
         }
     }
 
-    /** Reads a {@code struct ibv_qp_attr} filled by {@code ibv_query_qp}. */
+    /** Reads a {@code struct ibv_qp_attr} filled by {@code ibv_query_qp}: every attribute. */
     static QueuePairAttributes readFrom(MemorySegment attr) {
-        QueuePairAttributes a = new QueuePairAttributes()
-                .state(CValue.of(QueuePairState.class, ibv_qp_attr.qp_state(attr)))
-                .pathMtu(CValue.of(Mtu.class, ibv_qp_attr.path_mtu(attr)))
-                .qkey(ibv_qp_attr.qkey(attr))
-                .receivePsn(ibv_qp_attr.rq_psn(attr))
-                .sendPsn(ibv_qp_attr.sq_psn(attr))
-                .destinationQueuePair(ibv_qp_attr.dest_qp_num(attr))
-                .access(Access.fromMask(ibv_qp_attr.qp_access_flags(attr)))
-                .pkeyIndex(Short.toUnsignedInt(ibv_qp_attr.pkey_index(attr)))
-                .port(Byte.toUnsignedInt(ibv_qp_attr.port_num(attr)))
-                .maxReadAtomic(Byte.toUnsignedInt(ibv_qp_attr.max_rd_atomic(attr)))
-                .maxDestinationReadAtomic(Byte.toUnsignedInt(ibv_qp_attr.max_dest_rd_atomic(attr)))
-                .minRnrTimer(Byte.toUnsignedInt(ibv_qp_attr.min_rnr_timer(attr)))
-                .timeout(Byte.toUnsignedInt(ibv_qp_attr.timeout(attr)))
-                .retryCount(Byte.toUnsignedInt(ibv_qp_attr.retry_cnt(attr)))
-                .rnrRetry(Byte.toUnsignedInt(ibv_qp_attr.rnr_retry(attr)))
-                .address(AddressVector.readFrom(ibv_qp_attr.ah_attr(attr)));
+        int all = IBV_QP_STATE() | IBV_QP_PATH_MTU() | IBV_QP_QKEY() | IBV_QP_RQ_PSN() | IBV_QP_SQ_PSN()
+                | IBV_QP_DEST_QPN() | IBV_QP_ACCESS_FLAGS() | IBV_QP_PKEY_INDEX() | IBV_QP_PORT()
+                | IBV_QP_MAX_QP_RD_ATOMIC() | IBV_QP_MAX_DEST_RD_ATOMIC() | IBV_QP_MIN_RNR_TIMER() | IBV_QP_TIMEOUT()
+                | IBV_QP_RETRY_CNT() | IBV_QP_RNR_RETRY() | IBV_QP_AV();
+        QueuePairAttributes a = readFrom(attr, all);
         a.capabilities = QueuePairCapabilities.readFrom(ibv_qp_attr.cap(attr));
         return a;
     }
