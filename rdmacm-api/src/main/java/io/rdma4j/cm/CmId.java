@@ -73,8 +73,12 @@ public final class CmId implements AutoCloseable {
     private static final int IB_REJECT_PRIVATE_DATA = 148;
     private static final int IB_UD_CONNECT_PRIVATE_DATA = 180;
     private static final int IB_UD_ACCEPT_PRIVATE_DATA = 136;
-    /** The kernel's 256 bytes (RDMA_MAX_PRIVATE_DATA) less the 4-byte IRD/ORD header of MPA version 2. */
-    private static final int IWARP_PRIVATE_DATA = 252;
+    /**
+     * The kernel's 256 bytes (RDMA_MAX_PRIVATE_DATA) less the 4-byte IRD/ORD header of MPA version 2, less one more:
+     * siw (Linux 6.1) adds that header to a {@code u8} length, so 252 bytes go out as a frame announcing none and
+     * the peer resets the connection.
+     */
+    private static final int IWARP_PRIVATE_DATA = 251;
 
     private final NativeResource resource;
     private final PortSpace portSpace;
@@ -174,7 +178,7 @@ public final class CmId implements AutoCloseable {
      * Sends a connect request ({@code rdma_connect}); then expect ESTABLISHED (the id's own queue pair, iWARP) or
      * CONNECT_RESPONSE (the application's queue pair on InfiniBand/RoCE), or REJECTED, UNREACHABLE, CONNECT_ERROR.
      * Private data: at most 56 bytes on InfiniBand/RoCE (92 of the CM's REQ less rdma_cm's 36-byte header), 180
-     * for {@link PortSpace#UDP}, 252 on iWARP (256 less MPA v2's IRD/ORD header).
+     * for {@link PortSpace#UDP}, 251 on iWARP (256 less MPA v2's IRD/ORD header, less one for siw).
      *
      * @throws IllegalArgumentException if the private data exceeds the transport's limit (named in the message)
      */
@@ -190,7 +194,7 @@ public final class CmId implements AutoCloseable {
     /**
      * Accepts this connect request's connection ({@code rdma_accept}); then expect ESTABLISHED (not for
      * {@link PortSpace#UDP}, where the peer is answered at once). Private data: at most 196 bytes on
-     * InfiniBand/RoCE, 136 for UDP, 252 on iWARP.
+     * InfiniBand/RoCE, 136 for UDP, 251 on iWARP.
      *
      * @throws IllegalArgumentException if the private data exceeds the transport's limit
      */
@@ -210,7 +214,7 @@ public final class CmId implements AutoCloseable {
 
     /**
      * Rejects this connect request ({@code rdma_reject}); the active side gets {@link CmEventType#REJECTED} with
-     * {@code privateData}: at most 148 bytes on InfiniBand/RoCE, 252 on iWARP.
+     * {@code privateData}: at most 148 bytes on InfiniBand/RoCE, 251 on iWARP.
      *
      * @throws IllegalArgumentException if the private data exceeds the transport's limit
      */

@@ -1,10 +1,12 @@
 package io.rdma4j.cm;
 
+import io.rdma4j.verbs.CompletionChannel;
 import io.rdma4j.verbs.CompletionQueue;
 import io.rdma4j.verbs.Context;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairType;
+import io.rdma4j.verbs.WorkCompletions;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Optional;
@@ -24,25 +26,23 @@ import java.util.Optional;
  */
 public final class Connection implements AutoCloseable {
 
+    private final Builder parts;
     private final EventChannel channel;
     private final CmId id;
     private final QueuePair queuePair;
     private final CompletionQueue completionQueue;
     private final ProtectionDomain protectionDomain;
-    private final boolean ownsCompletionQueue;
-    private final boolean ownsProtectionDomain;
     private final CmEvent established;
     private final Duration disconnectTimeout;
     private volatile boolean peerDisconnected;
 
     private Connection(Builder parts, CmEvent established) {
+        this.parts = parts;
         this.channel = parts.channel;
         this.id = parts.id;
         this.queuePair = parts.queuePair;
         this.completionQueue = parts.completionQueue;
         this.protectionDomain = parts.protectionDomain;
-        this.ownsCompletionQueue = parts.ownsCompletionQueue;
-        this.ownsProtectionDomain = parts.ownsProtectionDomain;
         this.disconnectTimeout = parts.options.disconnectTimeout();
         this.established = established;
     }
@@ -60,6 +60,36 @@ public final class Connection implements AutoCloseable {
     /** The completion queue of both of the queue pair's queues. */
     public CompletionQueue completionQueue() {
         return completionQueue;
+    }
+
+    /**
+     * Polls the completion queue into {@code completions}; if it is empty, waits up to {@code timeout} for the next
+     * completion on the connection's completion channel ({@code ibv_req_notify_cq}, {@code ibv_get_cq_event}),
+     * without spinning, then polls again. Needs {@link ConnectionOptions#completionEvents()}.
+     *
+     * @return how many completions were polled: 0 only after {@code timeout}
+     * @throws IllegalStateException if the connection has no completion channel
+     * @throws InterruptedException  if the thread is interrupted while waiting
+     */
+    public int awaitCompletions(WorkCompletions completions, Duration timeout) throws InterruptedException {
+        CompletionChannel events = parts.completionChannel;
+        if (events == null) {
+            throw new IllegalStateException("the connection was made without completionEvents: poll its queue");
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            int n = completionQueue.poll(completions);
+            if (n > 0) {
+                return n;
+            }
+            completionQueue.requestNotification(false);
+            // A completion that arrived before the queue was armed raises no event: poll once more.
+            n = completionQueue.poll(completions);
+            long left = deadline - System.nanoTime();
+            if (n > 0 || left <= 0 || events.await(Duration.ofNanos(left)).isEmpty()) {
+                return n;
+            }
+        }
     }
 
     /** The protection domain of the queue pair; register the connection's memory here. */
@@ -126,12 +156,7 @@ public final class Connection implements AutoCloseable {
             }
         } finally {
             channel.close();
-            if (ownsCompletionQueue) {
-                completionQueue.close();
-            }
-            if (ownsProtectionDomain) {
-                protectionDomain.close();
-            }
+            closeVerbs(parts);
         }
     }
 
@@ -161,6 +186,7 @@ public final class Connection implements AutoCloseable {
         CmId id;
         ProtectionDomain protectionDomain;
         CompletionQueue completionQueue;
+        CompletionChannel completionChannel;
         QueuePair queuePair;
         boolean ownsProtectionDomain;
         boolean ownsCompletionQueue;
@@ -181,7 +207,8 @@ public final class Connection implements AutoCloseable {
             }
             completionQueue = options.completionQueue();
             if (completionQueue == null) {
-                completionQueue = context.createCompletionQueue(options.completionQueueSize());
+                completionChannel = options.completionEvents() ? context.createCompletionChannel() : null;
+                completionQueue = context.createCompletionQueue(options.completionQueueSize(), completionChannel, 0);
                 ownsCompletionQueue = true;
             }
             queuePair = id.createQueuePair(protectionDomain.queuePair(QueuePairType.RELIABLE_CONNECTED)
@@ -228,12 +255,20 @@ public final class Connection implements AutoCloseable {
                 return;
             }
             channel.close();
-            if (ownsCompletionQueue) {
-                completionQueue.close();
+            closeVerbs(this);
+        }
+    }
+
+    /** Closes the verbs objects that the connection made for itself, in order. */
+    private static void closeVerbs(Builder parts) {
+        if (parts.ownsCompletionQueue) {
+            parts.completionQueue.close();
+            if (parts.completionChannel != null) {
+                parts.completionChannel.close();
             }
-            if (ownsProtectionDomain) {
-                protectionDomain.close();
-            }
+        }
+        if (parts.ownsProtectionDomain) {
+            parts.protectionDomain.close();
         }
     }
 }

@@ -29,6 +29,8 @@ import java.util.function.Consumer;
  * @param source              the local address to connect from, or {@code null} for any
  * @param resolveTimeout      for address and route resolution each (default 2 s)
  * @param disconnectTimeout   how long {@link Connection#close()} waits for the peer's DISCONNECTED (default 1 s)
+ * @param completionEvents    whether the connection's own completion queue gets a completion channel, so that
+ *                            {@link Connection#awaitCompletions} waits without spinning (default false: poll)
  * @param onQueuePair         called with the new queue pair before the connect request or the accept is sent:
  *                            post the first receives here. iWARP ends a connection whose peer sends before a
  *                            receive is posted (InfiniBand/RoCE retry), so a peer that sends at once needs this
@@ -36,7 +38,8 @@ import java.util.function.Consumer;
 public record ConnectionOptions(QueuePairCapabilities capabilities, int completionQueueSize, byte[] privateData,
                                 int readDepth, int retryCount, int rnrRetryCount, ProtectionDomain protectionDomain,
                                 CompletionQueue completionQueue, InetSocketAddress source, Duration resolveTimeout,
-                                Duration disconnectTimeout, Consumer<QueuePair> onQueuePair) {
+                                Duration disconnectTimeout, boolean completionEvents,
+                                Consumer<QueuePair> onQueuePair) {
 
     /** Checks the values. */
     public ConnectionOptions {
@@ -44,6 +47,10 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
         Objects.requireNonNull(resolveTimeout, "resolveTimeout");
         Objects.requireNonNull(disconnectTimeout, "disconnectTimeout");
         Objects.requireNonNull(onQueuePair, "onQueuePair");
+        if (completionEvents && completionQueue != null) {
+            throw new IllegalArgumentException("completionEvents is for the connection's own completion queue; the"
+                    + " shared one given has its own channel or none");
+        }
         if (completionQueueSize < 1) {
             throw new IllegalArgumentException("completionQueueSize must be at least 1, not " + completionQueueSize);
         }
@@ -88,6 +95,7 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
         private InetSocketAddress source;
         private Duration resolveTimeout = Duration.ofSeconds(2);
         private Duration disconnectTimeout = Duration.ofSeconds(1);
+        private boolean completionEvents;
         private Consumer<QueuePair> onQueuePair = qp -> { };
 
         private Builder() {
@@ -154,6 +162,12 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
             return this;
         }
 
+        /** Gives the connection's own completion queue a completion channel ({@link Connection#awaitCompletions}). */
+        public Builder completionEvents(boolean value) {
+            completionEvents = value;
+            return this;
+        }
+
         /** What to do with the new queue pair before connecting or accepting (post the first receives). */
         public Builder onQueuePair(Consumer<QueuePair> action) {
             onQueuePair = action;
@@ -165,7 +179,7 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
             int cq = completionQueueSize > 0 ? completionQueueSize
                     : capabilities.maxSendWorkRequests() + capabilities.maxReceiveWorkRequests();
             return new ConnectionOptions(capabilities, cq, privateData, readDepth, retryCount, rnrRetryCount,
-                    protectionDomain, completionQueue, source, resolveTimeout, disconnectTimeout, onQueuePair);
+                    protectionDomain, completionQueue, source, resolveTimeout, disconnectTimeout, completionEvents, onQueuePair);
         }
     }
 }

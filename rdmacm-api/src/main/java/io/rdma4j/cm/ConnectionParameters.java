@@ -12,7 +12,8 @@ import java.util.Arrays;
  * on its way to C. Immutable and thread-safe.
  *
  * @param queuePairNumber    the local QP's number (24 bits); ignored when the id has a queue pair of its own
- *                           ({@link CmId#createQueuePair}), whose number librdmacm sends
+ *                           ({@link CmId#createQueuePair}), whose number librdmacm sends. iWARP does not carry it:
+ *                           a peer's is 0 there
  * @param responderResources incoming RDMA READs/atomics this side accepts at once (0..255)
  * @param initiatorDepth     outgoing RDMA READs/atomics this side issues at once (0..255)
  * @param retryCount         transport retries (0..7) before a send fails with RETRY_EXCEEDED

@@ -4,6 +4,7 @@ import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedConnectionManager;
 import io.rdma4j.bindings.shim.FileDescriptors;
 import io.rdma4j.bindings.shim.NativeLibraries;
+import io.rdma4j.bindings.shim.Poller;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.rdma_cm_event;
 import io.rdma4j.bindings.verbs.rdma_cm_id;
@@ -24,8 +25,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * A connection-manager event channel ({@code struct rdma_event_channel}, from {@code rdma_create_event_channel};
  * closed by {@code rdma_destroy_event_channel}): where the events of its {@link CmId}s arrive.
  *
- * <p>Its file descriptor ({@link #fileDescriptor()}) is non-blocking, and {@link #next} waits with {@code poll(2)}
- * in bounded slices, so waits honour their timeout and interrupts and suit virtual threads. Every event is copied
+ * <p>Its file descriptor ({@link #fileDescriptor()}) is non-blocking, and {@link #next} parks the waiting thread on
+ * rdma4j's epoll {@link Poller} until an event is there: waits honour their timeout and interrupts, and a waiting
+ * virtual thread holds no carrier, so thousands of channels can be waited on at once. Every event is copied
  * out and acknowledged ({@code rdma_ack_cm_event}) before it is returned, and the id it is about has already moved
  * to its new {@link CmIdState}.
  *
@@ -227,5 +229,7 @@ public final class EventChannel implements AutoCloseable {
     public void close() {
         resource.close("EventChannel(fd " + fd + ")");
         ids.clear();
+        // Threads waiting in next() look again now, and find the channel closed.
+        Poller.instance().wakeAll(fd);
     }
 }

@@ -52,6 +52,15 @@ public final class CompletionChannel extends VerbsObject {
     }
 
     /**
+     * The channel's file descriptor, non-blocking, readable when an armed CQ has fired: for programs with an event
+     * loop of their own (then call {@link #await} with {@link Duration#ZERO}). Valid until the channel is closed.
+     */
+    public int fileDescriptor() {
+        checkOpen();
+        return fd;
+    }
+
+    /**
      * Waits until an armed CQ of this channel gets a completion ({@code ibv_get_cq_event}), at most
      * {@code timeout}.
      *

@@ -167,12 +167,14 @@ public final class QueuePair extends VerbsObject {
         Objects.requireNonNull(attributes, "attributes");
         QueuePairState to = attributes.state();
         QueuePairState from = lastState;
-        // The required attributes are InfiniBand's; iWARP has no P_Keys, and rdma_cm's INIT attributes for it
-        // (rdma_init_qp_attr) carry none.
-        if (to != null && !iwarp && QueuePairTransitions.allowed(from, to)) {
+        if (to != null && QueuePairTransitions.allowed(from, to)) {
             // Checked against the state rdma4j last set: providers may not check (siw accepts INIT without access
             // flags), and some cannot report the state.
             int missing = QueuePairTransitions.required(type, from, to) & ~attributes.mask();
+            if (iwarp) {
+                // iWARP has no P_Keys: rdma_cm's INIT attributes for it (rdma_init_qp_attr) carry none.
+                missing &= ~RdmaCore.IBV_QP_PKEY_INDEX();
+            }
             if (missing != 0) {
                 throw new IllegalArgumentException(describe() + ": " + from + " to " + to + " for " + type
                         + " needs " + QueuePairTransitions.names(missing));

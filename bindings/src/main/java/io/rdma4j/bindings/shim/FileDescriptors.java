@@ -10,9 +10,9 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /**
- * The two libc calls behind rdma4j's bounded waits on a completion channel or a context's async events: make the
- * verbs' file descriptor non-blocking ({@code fcntl}) and wait for it with a timeout ({@code poll}), both with
- * errno captured. Stateless and thread-safe.
+ * rdma4j's bounded waits on a completion channel, a CM event channel or a context's async events: make the
+ * verbs' file descriptor non-blocking ({@code fcntl}), wait for it on the {@link Poller}, or {@code poll} it once
+ * with a timeout, with errno captured. Stateless and thread-safe.
  */
 public final class FileDescriptors {
 
@@ -47,17 +47,22 @@ public final class FileDescriptors {
         }
     }
 
-    private static final int SLICE_MILLIS = 100;
+    /**
+     * The longest a waiter parks before it looks again: a safety net for descriptors closed under it without a
+     * {@link Poller#wakeAll} (an object closed by its parent); parking costs nothing, so this is no busy loop.
+     */
+    private static final long SLICE_NANOS = 1_000_000_000L;
 
     /**
      * Takes an event from a non-blocking verbs file descriptor, waiting for one up to {@code timeout}: if
-     * {@code take} finds none, {@code poll(2)} the descriptor in slices of at most 100 ms until the deadline. The
-     * slices keep a virtual thread's carrier from being pinned for longer than that, and let an interrupt end the
-     * wait.
+     * {@code take} finds none, the thread parks on the process's {@link Poller} until the descriptor is readable.
+     * A virtual thread parked there holds no carrier, so any number of threads may wait at once; an interrupt
+     * ends the wait.
      *
      * @param take returns the event, or {@code null} when the descriptor has none (EAGAIN)
      * @return the event, or {@code null} once {@code timeout} has passed
-     * @throws IllegalStateException if {@code poll} itself fails (e.g. EBADF)
+     * @throws InterruptedException  if the thread is interrupted while waiting
+     * @throws IllegalStateException if the descriptor cannot be watched (e.g. EBADF: it was closed)
      */
     public static <T> T awaitEvent(int fd, java.time.Duration timeout, java.util.function.Supplier<T> take)
             throws InterruptedException {
@@ -71,16 +76,9 @@ public final class FileDescriptors {
             if (remaining <= 0) {
                 return null;
             }
-            int rc = awaitReadable(fd, (int) Math.min(SLICE_MILLIS, Math.max(1, remaining / 1_000_000)));
-            if (rc < 0 && rc != -RdmaCore.EINTR()) {
-                throw new IllegalStateException("poll on fd " + fd + " failed: errno " + -rc + " ("
-                        + RdmaCore.strerror(-rc).getString(0) + ")");
-            }
+            Poller.instance().await(fd, Math.min(SLICE_NANOS, remaining));
             if (Thread.interrupted()) {
                 throw new InterruptedException("interrupted while waiting for an RDMA event");
-            }
-            if (rc == 0) {
-                Thread.yield();
             }
         }
     }

@@ -59,6 +59,7 @@ class StructLayoutTest {
         STRUCTS.put("rdma_cm_id", rdma_cm_id.layout());
         STRUCTS.put("rdma_cm_event", rdma_cm_event.layout());
         STRUCTS.put("rdma_conn_param", rdma_conn_param.layout());
+        STRUCTS.put("epoll_event", Poller.EVENT_LAYOUT);
     }
 
     private static Map<String, Long> fromC;
@@ -73,6 +74,7 @@ class StructLayoutTest {
                 #include <stdio.h>
                 #include <infiniband/verbs.h>
                 #include <rdma/rdma_cma.h>
+                #include <sys/epoll.h>
                 int main(void) {
                 """);
         expected().keySet().forEach(key -> {

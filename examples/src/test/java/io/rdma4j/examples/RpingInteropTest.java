@@ -1,0 +1,135 @@
+package io.rdma4j.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.rdma4j.cm.ConnectionException;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Java rping against rdma-core's {@code rping}, in both roles, on the test device's address
+ * ({@code RDMA4J_TEST_ADDRESS}): {@code -C 100 -S 1024 -V -v}, so that both the C tool's and the Java side's
+ * validation of every ping run, and every ping's line is counted on both sides.
+ */
+@Tag("device")
+class RpingInteropTest {
+
+    private static final int COUNT = 100;
+
+    private String address;
+    private String port;
+
+    @BeforeEach
+    void address() {
+        address = System.getenv("RDMA4J_TEST_ADDRESS");
+        if (address == null) {
+            fail("RDMA4J_TEST_ADDRESS is not set");
+        }
+        port = Integer.toString(17174 + (int) (ProcessHandle.current().pid() % 1000));
+    }
+
+    @Test
+    void theJavaClientPingsTheCServer() throws Exception {
+        // rping's server registers its buffer with its own -S: it must be at least the client's.
+        Process server = new ProcessBuilder("rping", "-s", "-v", "-S", "1024", "-a", address, "-p", port)
+                .redirectErrorStream(true).start();
+        try {
+            String java;
+            try {
+                java = runOnceListening("-c", "-v", "-V", "-a", address, "-p", port, "-C", "" + COUNT, "-S", "1024");
+            } catch (RuntimeException failed) {
+                server.destroyForcibly().waitFor();
+                throw new AssertionError("rping -s said: " + new String(server.getInputStream().readAllBytes(),
+                        StandardCharsets.US_ASCII), failed);
+            }
+            assertEquals(COUNT, lines(java, "ping data: rdma-ping-"), java);
+            assertTrue(server.waitFor(60, TimeUnit.SECONDS), "rping -s ends when the client disconnects");
+            String c = new String(server.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            assertEquals(0, server.exitValue(), c);
+            assertEquals(COUNT, lines(c, "server ping data: rdma-ping-"), c);
+        } finally {
+            server.destroyForcibly();
+        }
+    }
+
+    @Test
+    void theCClientPingsTheJavaServer() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Rping server = new Rping(Rping.Options.parse("-s", "-v", "-a", address, "-p", port),
+                new PrintStream(out, true, StandardCharsets.US_ASCII));
+        CountDownLatch listening = new CountDownLatch(1);
+        server.onListening = listening::countDown;
+        CompletableFuture<Void> serving = CompletableFuture.runAsync(() -> {
+            try {
+                server.run();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(listening.await(60, TimeUnit.SECONDS), "the Java server listens");
+        Process client = new ProcessBuilder("rping", "-c", "-v", "-V", "-a", address, "-p", port, "-C", "" + COUNT,
+                "-S", "1024").redirectErrorStream(true).start();
+        try {
+            assertTrue(client.waitFor(300, TimeUnit.SECONDS), "rping -c finishes");
+            String c = new String(client.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            assertEquals(0, client.exitValue(), c);
+            assertEquals(COUNT, lines(c, "ping data: rdma-ping-"), c);
+            serving.get(60, TimeUnit.SECONDS);
+            assertEquals(COUNT, lines(out.toString(StandardCharsets.US_ASCII), "server ping data: rdma-ping-"));
+        } finally {
+            client.destroyForcibly();
+        }
+    }
+
+    @Test
+    void optionsAreRpingsAndBadOnesAreRefusedWithItsMessages() {
+        Rping.Options o = Rping.Options.parse("-c", "-a", "127.0.0.1");
+        assertEquals(7174, o.port());
+        assertEquals(64, o.size());
+        assertEquals(0, o.count());
+        assertTrue(assertThrowsMessage("-s", "-S", "25").contains("Invalid size 25"));
+        assertTrue(assertThrowsMessage("-c").contains("-a"));
+        assertTrue(assertThrowsMessage("-x").contains("unknown option -x"));
+    }
+
+    private static String assertThrowsMessage(String... args) {
+        try {
+            Rping.Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+        return fail("accepted " + String.join(" ", args));
+    }
+
+    /**
+     * Runs a Java client to completion and returns what it printed, connecting again only while the C server is not
+     * listening yet (it prints nothing when it is).
+     */
+    private static String runOnceListening(String... args) throws Exception {
+        for (int attempt = 0; ; attempt++) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            try {
+                new Rping(Rping.Options.parse(args), new PrintStream(out, true, StandardCharsets.US_ASCII)).run();
+                return out.toString(StandardCharsets.US_ASCII);
+            } catch (ConnectionException notYet) {
+                if (attempt == 20) {
+                    throw notYet;
+                }
+                Thread.sleep(500);
+            }
+        }
+    }
+
+    private static long lines(String output, String prefix) {
+        return output.lines().filter(l -> l.startsWith(prefix)).count();
+    }
+}
