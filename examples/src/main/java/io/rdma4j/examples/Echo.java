@@ -100,35 +100,20 @@ public final class Echo {
         this.out = out;
     }
 
-    /** Runs one side; exits 0 on success, 1 on failure (as the C tools report a non-zero end). */
+    /** Runs one side; exits 0 on success, 1 on failure or bad options (as the C tools report a non-zero end). */
     public static void main(String[] args) throws InterruptedException {
-        if (Arrays.asList(args).contains("--help")) {
-            System.out.println(USAGE);
-            return;
-        }
-        Options options;
-        try {
-            options = Options.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage());
-            System.out.println(USAGE);
-            System.exit(1);
-            return;
-        }
-        String role = "echo " + (options.server() ? "server" : "client");
-        System.out.println(role + ": start");
-        try {
-            new Echo(options, System.out).run();
-            System.out.println(role + ": end 0");
-        } catch (RuntimeException e) {
-            System.err.println(role + ": " + e.getMessage());
-            System.out.println(role + ": end -1");
-            System.exit(1);
-        }
+        CommandLine.run("echo", USAGE, args, Options::parse, 1, 1, options -> new Echo(options, System.out).run());
     }
 
-    /** Runs one side to completion. */
+    /** Runs one side to completion, between rdma_server's and rdma_client's "start" and "end 0" lines. */
     void run() throws InterruptedException {
+        String role = "echo " + (options.server() ? "server" : "client");
+        out.println(role + ": start");
+        exchange();
+        out.println(role + ": end 0");
+    }
+
+    private void exchange() throws InterruptedException {
         if (options.server()) {
             InetAddress any = options.address() == null ? InetAddress.ofLiteral("0.0.0.0") : options.address();
             try (Acceptor acceptor = Acceptor.listen(new InetSocketAddress(any, options.port()), 1)) {

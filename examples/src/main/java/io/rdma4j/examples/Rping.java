@@ -21,7 +21,6 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Optional;
 
@@ -157,25 +156,8 @@ public final class Rping {
 
     /** Runs one side; exits 0 on success, 255 (rping's -1) on failure, 22 (EINVAL) for bad options. */
     public static void main(String[] args) throws InterruptedException {
-        if (Arrays.asList(args).contains("--help")) {
-            System.out.println(USAGE);
-            return;
-        }
-        Options options;
-        try {
-            options = Options.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage());
-            System.out.println(USAGE);
-            System.exit(22);
-            return;
-        }
-        try {
-            new Rping(options, System.out).run();
-        } catch (RuntimeException e) {
-            System.err.println("rping " + (options.server() ? "server" : "client") + " failed: " + e.getMessage());
-            System.exit(255);
-        }
+        CommandLine.run("rping", USAGE, args, Options::parse, 22, 255,
+                options -> new Rping(options, System.out).run());
     }
 
     /** Runs one side to completion. */

@@ -8,10 +8,10 @@ import io.rdma4j.cm.ConnectionException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -25,39 +25,32 @@ class RpingInteropTest {
 
     private static final int COUNT = 100;
 
-    private String address;
-    private String port;
-
-    @BeforeEach
-    void address() {
-        address = System.getenv("RDMA4J_TEST_ADDRESS");
-        if (address == null) {
-            fail("RDMA4J_TEST_ADDRESS is not set");
-        }
-        port = Integer.toString(17174 + (int) (ProcessHandle.current().pid() % 1000));
-    }
+    private final String address = InProcessServer.testAddress();
+    private final String port = InProcessServer.port(17174);
 
     @Test
     void theJavaClientPingsTheCServer() throws Exception {
         // rping's server registers its buffer with its own -S: it must be at least the client's.
+        // Its output goes to a file: -v prints a kilobyte per ping, more than a pipe holds.
+        Path said = Files.createTempFile("rping-s", ".txt");
         Process server = new ProcessBuilder("rping", "-s", "-v", "-S", "1024", "-a", address, "-p", port)
-                .redirectErrorStream(true).start();
+                .redirectErrorStream(true).redirectOutput(said.toFile()).start();
         try {
             String java;
             try {
                 java = runOnceListening("-c", "-v", "-V", "-a", address, "-p", port, "-C", "" + COUNT, "-S", "1024");
             } catch (RuntimeException failed) {
                 server.destroyForcibly().waitFor();
-                throw new AssertionError("rping -s said: " + new String(server.getInputStream().readAllBytes(),
-                        StandardCharsets.US_ASCII), failed);
+                throw new AssertionError("rping -s said: " + Files.readString(said, StandardCharsets.US_ASCII), failed);
             }
             assertEquals(COUNT, lines(java, "ping data: rdma-ping-"), java);
             assertTrue(server.waitFor(60, TimeUnit.SECONDS), "rping -s ends when the client disconnects");
-            String c = new String(server.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            String c = Files.readString(said, StandardCharsets.US_ASCII);
             assertEquals(0, server.exitValue(), c);
             assertEquals(COUNT, lines(c, "server ping data: rdma-ping-"), c);
         } finally {
             server.destroyForcibly();
+            Files.delete(said);
         }
     }
 
@@ -66,27 +59,20 @@ class RpingInteropTest {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Rping server = new Rping(Rping.Options.parse("-s", "-v", "-a", address, "-p", port),
                 new PrintStream(out, true, StandardCharsets.US_ASCII));
-        CountDownLatch listening = new CountDownLatch(1);
-        server.onListening = listening::countDown;
-        CompletableFuture<Void> serving = CompletableFuture.runAsync(() -> {
-            try {
-                server.run();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        assertTrue(listening.await(60, TimeUnit.SECONDS), "the Java server listens");
+        CompletableFuture<Void> serving = InProcessServer.start(hook -> server.onListening = hook, server::run);
+        Path said = Files.createTempFile("rping-c", ".txt");
         Process client = new ProcessBuilder("rping", "-c", "-v", "-V", "-a", address, "-p", port, "-C", "" + COUNT,
-                "-S", "1024").redirectErrorStream(true).start();
+                "-S", "1024").redirectErrorStream(true).redirectOutput(said.toFile()).start();
         try {
             assertTrue(client.waitFor(300, TimeUnit.SECONDS), "rping -c finishes");
-            String c = new String(client.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            String c = Files.readString(said, StandardCharsets.US_ASCII);
             assertEquals(0, client.exitValue(), c);
             assertEquals(COUNT, lines(c, "ping data: rdma-ping-"), c);
             serving.get(60, TimeUnit.SECONDS);
             assertEquals(COUNT, lines(out.toString(StandardCharsets.US_ASCII), "server ping data: rdma-ping-"));
         } finally {
             client.destroyForcibly();
+            Files.delete(said);
         }
     }
 

@@ -54,6 +54,9 @@ public final class EventChannel implements AutoCloseable {
                     return 0;
                 });
         this.fd = rdma_event_channel.fd(resource.handle());
+        int watched = fd;
+        // Threads waiting in next() look again once the channel is gone (closed by anyone), and find it closed.
+        resource.afterClose(() -> Poller.instance().wakeAll(watched));
         resource.owner(this);
         VerbsInternals.access().cleaner().register(this, resource);
     }
@@ -229,7 +232,5 @@ public final class EventChannel implements AutoCloseable {
     public void close() {
         resource.close("EventChannel(fd " + fd + ")");
         ids.clear();
-        // Threads waiting in next() look again now, and find the channel closed.
-        Poller.instance().wakeAll(fd);
     }
 }

@@ -230,6 +230,24 @@ class ConnectorAcceptorTest {
     }
 
     @Test
+    void anAcceptorClosedWhileAConnectIsPendingEndsItInAnExceptionWithinItsTimeout() throws Exception {
+        InetAddress ip = ConnectionManagerTest.testAddress();
+        Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ip, 0), 1);
+        InetSocketAddress address = acceptor.localAddress();
+        long start = System.nanoTime();
+        java.util.concurrent.CompletableFuture<ConnectionException> connecting =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> assertThrows(ConnectionException.class,
+                        () -> Connector.connect(address, ConnectionOptions.defaults(), TIMEOUT)));
+        Thread.sleep(2000); // the request is pending at the acceptor, which never accepts it
+        acceptor.close();
+        ConnectionException e = connecting.get(60, TimeUnit.SECONDS);
+        assertTrue(e.isTimeout() || e.eventType().filter(Set.of(CmEventType.REJECTED, CmEventType.UNREACHABLE,
+                CmEventType.CONNECT_ERROR)::contains).isPresent() || e.getCause() != null, e.getMessage());
+        assertTrue(System.nanoTime() - start < TIMEOUT.toNanos() + TimeUnit.SECONDS.toNanos(5),
+                "within the connect timeout: " + e.getMessage());
+    }
+
+    @Test
     void anAcceptorWithoutRequestsReturnsEmptyAndRefusesAfterClose() throws Exception {
         InetAddress ip = ConnectionManagerTest.testAddress();
         Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ip, 0), 1);

@@ -3,6 +3,7 @@ package io.rdma4j.verbs;
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedVerbs;
 import io.rdma4j.bindings.shim.FileDescriptors;
+import io.rdma4j.bindings.shim.Poller;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_comp_channel;
 import java.lang.foreign.Arena;
@@ -44,6 +45,9 @@ public final class CompletionChannel extends VerbsObject {
         super(context, channel, ibv_comp_channel.layout().byteSize(), Rank.COMPLETION_CHANNEL,
                 "ibv_destroy_comp_channel", RdmaCore::ibv_destroy_comp_channel);
         this.fd = ibv_comp_channel.fd(handle());
+        int watched = fd;
+        // Threads waiting in await() look again once the channel is gone, and find it closed.
+        afterClose(() -> Poller.instance().wakeAll(watched));
         int rc = FileDescriptors.makeNonBlocking(fd);
         if (rc != 0) {
             close();

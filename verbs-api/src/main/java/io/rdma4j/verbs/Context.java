@@ -3,6 +3,7 @@ package io.rdma4j.verbs;
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedVerbs;
 import io.rdma4j.bindings.shim.FileDescriptors;
+import io.rdma4j.bindings.shim.Poller;
 import io.rdma4j.bindings.shim.VerbsContext;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_async_event;
@@ -48,6 +49,9 @@ public final class Context extends VerbsObject {
         super(null, context, ibv_context.layout().byteSize(), Rank.CONTEXT, "ibv_close_device",
                 RdmaCore::ibv_close_device);
         this.device = device;
+        int asyncFd = ibv_context.async_fd(handle());
+        // Threads waiting in nextAsyncEvent() look again once the context is gone, and find it closed.
+        afterClose(() -> Poller.instance().wakeAll(asyncFd));
         LOG.debug("opened {}", device.name());
     }
 

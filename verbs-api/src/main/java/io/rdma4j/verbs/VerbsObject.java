@@ -63,6 +63,11 @@ abstract class VerbsObject implements AutoCloseable {
         return resource;
     }
 
+    /** Runs {@code action} once the C object is destroyed, however it is closed (see NativeResource#afterClose). */
+    final void afterClose(Runnable action) {
+        resource.afterClose(action);
+    }
+
     /** Keeps {@code other} reachable as long as this object is (a queue pair its connection-manager id). */
     final void keepReachable(Object other) {
         used.add(other);

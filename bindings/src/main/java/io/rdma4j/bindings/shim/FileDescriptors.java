@@ -48,10 +48,10 @@ public final class FileDescriptors {
     }
 
     /**
-     * The longest a waiter parks before it looks again: a safety net for descriptors closed under it without a
-     * {@link Poller#wakeAll} (an object closed by its parent); parking costs nothing, so this is no busy loop.
+     * The longest a waiter parks before it looks again: only a safety net, since the owners of the descriptors wake
+     * their waiters when they close ({@link Poller#wakeAll}). Long, so that thousands of parked waiters cost nothing.
      */
-    private static final long SLICE_NANOS = 1_000_000_000L;
+    private static final long SLICE_NANOS = 10_000_000_000L;
 
     /**
      * Takes an event from a non-blocking verbs file descriptor, waiting for one up to {@code timeout}: if

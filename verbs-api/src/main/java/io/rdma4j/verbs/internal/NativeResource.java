@@ -56,6 +56,8 @@ public final class NativeResource implements Runnable {
     /** What this object uses; it leaves their {@link #users} when destroyed. */
     private final List<NativeResource> used = new ArrayList<>();
     private volatile WeakReference<Object> owner = new WeakReference<>(null);
+    /** Run once the C object is destroyed, however it was closed (by its owner, its parent or the Cleaner). */
+    private final List<Runnable> afterClose = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile Arena arena;
     private volatile MemorySegment handle;
     private boolean closed;
@@ -86,6 +88,14 @@ public final class NativeResource implements Runnable {
     /** Links the Java object, weakly, for {@link #findDescendant}. */
     public void owner(Object object) {
         owner = new WeakReference<>(object);
+    }
+
+    /**
+     * Runs {@code action} once the C object has been destroyed, however it is closed: e.g. waking the threads that
+     * wait for its file descriptor. Must not capture the Java object, or the Cleaner could never run.
+     */
+    public void afterClose(Runnable action) {
+        afterClose.add(action);
     }
 
     /** Records that this object uses {@code other}, which then refuses to close while this one lives. */
@@ -165,6 +175,7 @@ public final class NativeResource implements Runnable {
         for (NativeResource other : ownersNow) {
             other.release(this);
         }
+        afterClose.forEach(Runnable::run);
         synchronized (this) {
             usedNow = List.copyOf(used);
             used.clear();

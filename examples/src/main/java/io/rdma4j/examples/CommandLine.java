@@ -1,0 +1,48 @@
+package io.rdma4j.examples;
+
+import java.util.Arrays;
+import java.util.function.Function;
+
+/**
+ * What the examples' {@code main} methods share: {@code --help}, bad options and failures reported as their C tools
+ * report them (a message, the usage, an exit code).
+ */
+final class CommandLine {
+
+    /** Runs an example with parsed options. */
+    @FunctionalInterface
+    interface Example<O> {
+        void run(O options) throws InterruptedException;
+    }
+
+    private CommandLine() {
+    }
+
+    /**
+     * Prints {@code usage} for {@code --help}; parses {@code args}, and on {@link IllegalArgumentException} prints
+     * the message and the usage and exits with {@code badOptionsExit}; runs the example, and on a
+     * {@link RuntimeException} prints "{@code name} failed: message" and exits with {@code failureExit}.
+     */
+    static <O> void run(String name, String usage, String[] args, Function<String[], O> parse, int badOptionsExit,
+                        int failureExit, Example<O> example) throws InterruptedException {
+        if (Arrays.asList(args).contains("--help")) {
+            System.out.println(usage);
+            return;
+        }
+        O options;
+        try {
+            options = parse.apply(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            System.out.println(usage);
+            System.exit(badOptionsExit);
+            return;
+        }
+        try {
+            example.run(options);
+        } catch (RuntimeException e) {
+            System.err.println(name + " failed: " + e.getMessage());
+            System.exit(failureExit);
+        }
+    }
+}

@@ -1,0 +1,51 @@
+package io.rdma4j.examples;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/** An example's server side run in the test's JVM, against which a C tool connects once it listens. */
+final class InProcessServer {
+
+    /** The example's run method. */
+    @FunctionalInterface
+    interface Run {
+        void run() throws InterruptedException;
+    }
+
+    private InProcessServer() {
+    }
+
+    /** The test device's IP address ({@code RDMA4J_TEST_ADDRESS}). */
+    static String testAddress() {
+        String address = System.getenv("RDMA4J_TEST_ADDRESS");
+        return address != null ? address : fail("RDMA4J_TEST_ADDRESS is not set");
+    }
+
+    /** A port from {@code base} that two test JVMs on one machine would not both pick. */
+    static String port(int base) {
+        return Integer.toString(base + (int) (ProcessHandle.current().pid() % 1000));
+    }
+
+    /**
+     * Starts {@code run} on another thread and returns once it called the listening hook that {@code hook}
+     * installs; the future completes when the server returns.
+     */
+    static CompletableFuture<Void> start(Consumer<Runnable> hook, Run run) throws InterruptedException {
+        CountDownLatch listening = new CountDownLatch(1);
+        hook.accept(listening::countDown);
+        CompletableFuture<Void> serving = CompletableFuture.runAsync(() -> {
+            try {
+                run.run();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(listening.await(60, TimeUnit.SECONDS) || serving.isDone(), "the Java server listens");
+        return serving;
+    }
+}
