@@ -99,13 +99,14 @@ class ConnectorAcceptorTest {
             InetSocketAddress address = acceptor.localAddress();
             Map<QueuePair, Integer> slotOf = new ConcurrentHashMap<>();
             // iWARP drops a connection whose peer sends before a receive is posted: post it before accepting.
-            ConnectionOptions serverOptions = ConnectionOptions.builder().protectionDomain(pd).onQueuePair(qp -> {
-                int slot = slotOf.size();
-                slotOf.put(qp, slot);
-                try (ReceiveWorkRequests r = new ReceiveWorkRequests(1, 1)) {
-                    qp.postReceive(r.add(1).scatter(slots, 64L * slot, 64));
-                }
-            }).build();
+            ConnectionOptions serverOptions = ConnectionOptions.builder().protectionDomain(pd).completionEvents(true)
+                    .onQueuePair(qp -> {
+                        int slot = slotOf.size();
+                        slotOf.put(qp, slot);
+                        try (ReceiveWorkRequests r = new ReceiveWorkRequests(1, 1)) {
+                            qp.postReceive(r.add(1).scatter(slots, 64L * slot, 64));
+                        }
+                    }).build();
             ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
             Thread accepting = Thread.ofPlatform().start(() -> {
                 try {
@@ -124,7 +125,8 @@ class ConnectorAcceptorTest {
                 long value = 1000 + i;
                 done.add(connectors.submit(() -> {
                     byte[] hello = ("client " + value).getBytes(StandardCharsets.US_ASCII);
-                    ConnectionOptions options = ConnectionOptions.builder().privateData(hello).build();
+                    ConnectionOptions options = ConnectionOptions.builder().privateData(hello).completionEvents(true)
+                            .build();
                     try (Connection c = Connector.connect(address, options, TIMEOUT);
                          MemoryRegion m = c.protectionDomain().allocateMemory(4096, CmPeer.ACCESS);
                          SendWorkRequests s = new SendWorkRequests(1, 1);
@@ -161,16 +163,16 @@ class ConnectorAcceptorTest {
         }
     }
 
-    private static void awaitCompletions(Connection c, WorkCompletions wc, int expected) {
+    /** Waits on the connection's completion channel (no spinning: 32 spinning waiters would starve 2 carriers). */
+    private static void awaitCompletions(Connection c, WorkCompletions wc, int expected) throws InterruptedException {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         for (int seen = 0; seen < expected; ) {
-            int n = c.completionQueue().poll(wc);
+            int n = c.awaitCompletions(wc, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+            assertTrue(n > 0, "completions within " + TIMEOUT);
             for (int i = 0; i < n; i++) {
                 assertEquals(WorkCompletionStatus.SUCCESS, wc.status(i), wc.statusText(i));
             }
             seen += n;
-            assertTrue(System.nanoTime() < deadline, "completions within " + TIMEOUT);
-            Thread.onSpinWait();
         }
     }
 
