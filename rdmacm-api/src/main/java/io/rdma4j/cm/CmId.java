@@ -212,6 +212,11 @@ public final class CmId implements AutoCloseable {
         reject(new byte[0]);
     }
 
+    /** {@link #reject(byte[])} with the bytes of {@code privateData}. */
+    public void reject(MemorySegment privateData) {
+        reject(ConnectionParameters.bytesOf(privateData));
+    }
+
     /**
      * Rejects this connect request ({@code rdma_reject}); the active side gets {@link CmEventType#REJECTED} with
      * {@code privateData}: at most 148 bytes on InfiniBand/RoCE, 251 on iWARP.

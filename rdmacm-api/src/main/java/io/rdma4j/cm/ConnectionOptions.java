@@ -4,6 +4,7 @@ import io.rdma4j.verbs.CompletionQueue;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairCapabilities;
+import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Objects;
@@ -117,6 +118,11 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
         public Builder privateData(byte[] value) {
             privateData = value.clone();
             return this;
+        }
+
+        /** The bytes of {@code value} as private data. */
+        public Builder privateData(MemorySegment value) {
+            return privateData(ConnectionParameters.bytesOf(value));
         }
 
         /** RDMA READs/atomics in flight each way. */

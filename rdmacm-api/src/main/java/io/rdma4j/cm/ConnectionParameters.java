@@ -89,6 +89,11 @@ public record ConnectionParameters(int queuePairNumber, int responderResources, 
                 rnrRetryCount, flowControl, sharedReceiveQueue, value);
     }
 
+    /** A copy with the bytes of {@code value} (e.g. a slice of a registered region) as private data. */
+    public ConnectionParameters withPrivateData(MemorySegment value) {
+        return withPrivateData(bytesOf(value));
+    }
+
     /** A copy of the private data. */
     @Override
     public byte[] privateData() {
@@ -149,6 +154,15 @@ public record ConnectionParameters(int queuePairNumber, int responderResources, 
             return new byte[0];
         }
         return pointer.reinterpret(n).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** The bytes of {@code segment}, checked against what librdmacm can carry before they are copied. */
+    static byte[] bytesOf(MemorySegment segment) {
+        if (segment.byteSize() > MAX_PRIVATE_DATA) {
+            throw new IllegalArgumentException("privateData has " + segment.byteSize() + " bytes; librdmacm carries at"
+                    + " most " + MAX_PRIVATE_DATA);
+        }
+        return segment.toArray(ValueLayout.JAVA_BYTE);
     }
 
     private static void checkRange(String field, int value, int max) {

@@ -54,6 +54,15 @@ class ConnectionParametersTest {
     }
 
     @Test
+    void privateDataMayComeFromASegment() {
+        MemorySegment data = MemorySegment.ofArray(new byte[] {4, 5, 6});
+        assertArrayEquals(new byte[] {4, 5, 6}, ConnectionParameters.defaults().withPrivateData(data).privateData());
+        assertArrayEquals(new byte[] {4, 5, 6}, ConnectionOptions.builder().privateData(data).build().privateData());
+        assertMessage("privateData", () -> ConnectionParameters.defaults()
+                .withPrivateData(MemorySegment.ofArray(new byte[256])));
+    }
+
+    @Test
     void theRecordKeepsItsOwnCopyOfThePrivateData() {
         byte[] data = {9};
         ConnectionParameters p = ConnectionParameters.defaults().withPrivateData(data);
