@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  * @param privateData         sent with the connect request or the accept (limits: {@link CmId#connect},
  *                            {@link CmId#accept})
  * @param readDepth           RDMA READs/atomics in flight each way (responder resources and initiator depth)
- * @param retryCount          transport retries, 0..7 (default 6)
+ * @param retryCount          transport retries, 0..7 (default 7: see {@link ConnectionParameters#defaults()})
  * @param rnrRetryCount       receiver-not-ready retries, 0..7 (default 7: forever)
  * @param protectionDomain    a protection domain on the id's context to share, or {@code null} for one per
  *                            connection
@@ -89,7 +89,7 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
         private int completionQueueSize;
         private byte[] privateData = new byte[0];
         private int readDepth = 1;
-        private int retryCount = 6;
+        private int retryCount = 7;
         private int rnrRetryCount = 7;
         private ProtectionDomain protectionDomain;
         private CompletionQueue completionQueue;

@@ -46,12 +46,14 @@ public record ConnectionParameters(int queuePairNumber, int responderResources, 
     }
 
     /**
-     * One outstanding RDMA READ each way, 6 transport retries (a dead peer surfaces as RETRY_EXCEEDED within
-     * seconds; Soft-RoCE treats 7 as "retry forever"), RNR retry 7 (wait for the peer's receives for as long as it
-     * lives), no private data, for a queue pair that the id owns or for QP {@code 0} to be set later.
+     * One outstanding RDMA READ each way, 7 transport retries and RNR retry 7 (librdmacm's rping's values), no
+     * private data, for a queue pair that the id owns or for QP {@code 0} to be set later. Soft-RoCE treats a retry
+     * count of 7 as "retry forever": a peer that vanishes without a disconnect is then noticed through the
+     * connection manager (DISCONNECTED) rather than an error completion. 6 surfaces it as RETRY_EXCEEDED after
+     * about 7 ACK timeouts, but under emulation a stalled (live) peer was seen to hit that too.
      */
     public static ConnectionParameters defaults() {
-        return new ConnectionParameters(0, 1, 1, 6, 7, false, false, new byte[0]);
+        return new ConnectionParameters(0, 1, 1, 7, 7, false, false, new byte[0]);
     }
 
     /** {@link #defaults()} for the application's queue pair {@code queuePairNumber}. */

@@ -34,9 +34,9 @@ class ConnectionParametersTest {
     }
 
     @Test
-    void defaultsSurfaceADeadPeerAndRetryReceiverNotReadyForever() {
+    void defaultsAreRpingsRetryCounts() {
         ConnectionParameters d = ConnectionParameters.defaults();
-        assertEquals(6, d.retryCount(), "Soft-RoCE retries forever with 7");
+        assertEquals(7, d.retryCount());
         assertEquals(7, d.rnrRetryCount());
         assertEquals(0, d.privateData().length);
     }
@@ -75,7 +75,7 @@ class ConnectionParametersTest {
     void optionsCheckTheirValuesAndDeriveTheCompletionQueueSize() {
         ConnectionOptions o = ConnectionOptions.defaults();
         assertEquals(32, o.completionQueueSize());
-        assertEquals(6, o.parameters().retryCount());
+        assertEquals(7, o.parameters().retryCount());
         assertMessage("retryCount", () -> ConnectionOptions.builder().retries(9, 7).build());
         assertMessage("privateData", () -> ConnectionOptions.builder().privateData(new byte[300]).build());
         assertArrayEquals(new byte[] {7}, ConnectionOptions.builder().privateData(new byte[] {7}).build().parameters()
