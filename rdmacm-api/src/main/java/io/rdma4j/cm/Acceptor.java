@@ -98,10 +98,10 @@ public final class Acceptor implements AutoCloseable {
                 throw ConnectionException.failed("listen on " + localAddress(), request);
             }
         } while (request.type() != CmEventType.CONNECT_REQUEST);
-        return Optional.of(establish(request, options, deadline));
+        return Optional.of(establish(request, options));
     }
 
-    private Connection establish(CmEvent request, ConnectionOptions options, long deadline) throws InterruptedException {
+    private Connection establish(CmEvent request, ConnectionOptions options) throws InterruptedException {
         CmId id = request.id();
         String step = "accept from " + id.peerAddress();
         try (Connection.Builder parts = new Connection.Builder(options, EventChannel.create())) {
@@ -109,8 +109,7 @@ public final class Acceptor implements AutoCloseable {
             parts.id = id;
             parts.createQueuePair();
             parts.step(step, () -> id.accept(options.parameters()));
-            CmEvent established = parts.await(CmEventType.ESTABLISHED, step,
-                    options.resolveTimeout());
+            CmEvent established = parts.await(CmEventType.ESTABLISHED, step, options.resolveTimeout());
             // The application reads what the peer sent with its request, not the (empty) data of ESTABLISHED.
             return parts.build(new CmEvent(established.type(), established.rawType(), established.status(), id, null,
                     request.privateData(), request.peerParameters().orElse(null), null));
