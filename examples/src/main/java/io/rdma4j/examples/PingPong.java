@@ -40,6 +40,9 @@ import java.util.Set;
  */
 public final class PingPong {
 
+    /** How long the ping-pong waits without any completion before it gives up on the peer. */
+    private static final long STALL_NANOS = 10_000_000_000L;
+
     /** {@code sizeof "0000:000000:000000:00000000000000000000000000000000"}: the C tool reads exactly this. */
     private static final int MESSAGE_SIZE = 52;
     private static final long RECEIVE_ID = 1;
@@ -188,10 +191,29 @@ public final class PingPong {
             pending |= SEND_ID;
         }
         long start = System.nanoTime();
+        long progress = start;
+        boolean progressed = false;
+        int idle = 0;
         int sent = 0;
         int received = 0;
         while (sent < iters || received < iters) {
             int n = cq.poll(completions);
+            if (n > 0) {
+                progressed = true;
+            } else if (++idle == 1 << 16) {
+                // The one departure from ibv_rc_pingpong, which waits forever: a peer that died while only a
+                // receive was outstanding would never produce a completion here (a pending SEND would end in
+                // RETRY_EXCEEDED). The clock is read only here: it costs microseconds under emulation.
+                idle = 0;
+                long now = System.nanoTime();
+                if (progressed) {
+                    progress = now;
+                    progressed = false;
+                } else if (now - progress > STALL_NANOS) {
+                    throw new IllegalStateException("no completion for " + STALL_NANOS / 1_000_000_000
+                            + " s after " + received + " receives: is the peer gone?");
+                }
+            }
             for (int i = 0; i < n; i++) {
                 if (!completions.isSuccess(i)) {
                     throw new IllegalStateException("Failed status " + completions.statusText(i) + " for wr_id "

@@ -3,13 +3,11 @@ package io.rdma4j.examples;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rdma4j.cm.ConnectionException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -41,26 +39,15 @@ class EchoInteropTest {
     }
 
     @Test
-    @Disabled("intermittent (2 of 6 lab runs, rxe and siw): the Java client's first SEND to rdma_server never"
-            + " completes; under investigation in issue 7")
     void theJavaClientIsAnsweredByRdmaServer() throws Exception {
         Process server = new ProcessBuilder("rdma_server", "-s", address, "-p", port).redirectErrorStream(true)
                 .start();
         try {
-            String java = null;
-            for (int attempt = 0; java == null; attempt++) {
-                ByteArrayOutputStream out = new ByteArrayOutputStream();
-                try {
-                    new Echo(Echo.Options.parse("client", "-s", address, "-p", port, "-m", "hello rdma"),
-                            new PrintStream(out, true, StandardCharsets.US_ASCII)).run();
-                    java = out.toString(StandardCharsets.US_ASCII);
-                } catch (ConnectionException notYetListening) {
-                    if (attempt == 20) {
-                        throw notYetListening;
-                    }
-                    Thread.sleep(500);
-                }
-            }
+            CListener.await(server, port);
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            new Echo(Echo.Options.parse("client", "-s", address, "-p", port, "-m", "hello rdma"),
+                    new PrintStream(out, true, StandardCharsets.US_ASCII)).run();
+            String java = out.toString(StandardCharsets.US_ASCII);
             assertTrue(java.contains("received \"\"\n"), "rdma_server answers with 16 zero bytes: " + java);
             assertTrue(server.waitFor(60, TimeUnit.SECONDS), "rdma_server finishes");
             String c = new String(server.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);

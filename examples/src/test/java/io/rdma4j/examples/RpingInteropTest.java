@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.rdma4j.cm.ConnectionException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -38,8 +37,12 @@ class RpingInteropTest {
         try {
             String java;
             try {
-                java = runOnceListening("-c", "-v", "-V", "-a", address, "-p", port, "-C", "" + COUNT, "-S", "1024");
-            } catch (RuntimeException failed) {
+                CListener.await(server, port);
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                new Rping(Rping.Options.parse("-c", "-v", "-V", "-a", address, "-p", port, "-C", "" + COUNT, "-S",
+                        "1024"), new PrintStream(out, true, StandardCharsets.US_ASCII)).run();
+                java = out.toString(StandardCharsets.US_ASCII);
+            } catch (RuntimeException | AssertionError failed) {
                 server.destroyForcibly().waitFor();
                 throw new AssertionError("rping -s said: " + Files.readString(said, StandardCharsets.US_ASCII), failed);
             }
@@ -94,25 +97,6 @@ class RpingInteropTest {
             return e.getMessage();
         }
         return fail("accepted " + String.join(" ", args));
-    }
-
-    /**
-     * Runs a Java client to completion and returns what it printed, connecting again only while the C server is not
-     * listening yet (it prints nothing when it is).
-     */
-    private static String runOnceListening(String... args) throws Exception {
-        for (int attempt = 0; ; attempt++) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            try {
-                new Rping(Rping.Options.parse(args), new PrintStream(out, true, StandardCharsets.US_ASCII)).run();
-                return out.toString(StandardCharsets.US_ASCII);
-            } catch (ConnectionException notYet) {
-                if (attempt == 20) {
-                    throw notYet;
-                }
-                Thread.sleep(500);
-            }
-        }
     }
 
     private static long lines(String output, String prefix) {

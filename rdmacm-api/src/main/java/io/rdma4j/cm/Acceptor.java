@@ -75,8 +75,8 @@ public final class Acceptor implements AutoCloseable {
     }
 
     /**
-     * Waits up to {@code timeout} for a connect request, accepts it with {@code options} and waits (within the same
-     * timeout) until it is established.
+     * Waits up to {@code timeout} for a connect request, accepts it with {@code options} and waits (up to the
+     * options' {@linkplain ConnectionOptions#establishTimeout() establish timeout}) until it is established.
      *
      * @return the connection, or empty if no request came within {@code timeout}
      * @throws ConnectionException  if the request's connection failed to establish (it is closed; keep accepting)
@@ -109,7 +109,7 @@ public final class Acceptor implements AutoCloseable {
             parts.id = id;
             parts.createQueuePair();
             parts.step(step, () -> id.accept(options.parameters()));
-            CmEvent established = parts.await(CmEventType.ESTABLISHED, step, options.resolveTimeout());
+            CmEvent established = parts.await(CmEventType.ESTABLISHED, step, options.establishTimeout());
             // The application reads what the peer sent with its request, not the (empty) data of ESTABLISHED.
             return parts.build(new CmEvent(established.type(), established.rawType(), established.status(), id, null,
                     request.privateData(), request.peerParameters().orElse(null), null));

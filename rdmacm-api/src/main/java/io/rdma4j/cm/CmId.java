@@ -31,6 +31,7 @@ import io.rdma4j.verbs.QueuePairAttributes;
 import io.rdma4j.verbs.QueuePairState;
 import io.rdma4j.verbs.RdmaException;
 import io.rdma4j.verbs.Transport;
+import io.rdma4j.verbs.internal.FieldRange;
 import io.rdma4j.verbs.internal.NativeResource;
 import io.rdma4j.verbs.internal.QueuePairFactory;
 import io.rdma4j.verbs.internal.VerbsInternals;
@@ -404,9 +405,7 @@ public final class CmId implements AutoCloseable {
      * {@link #resolveRoute} (active) or {@link #listen}.
      */
     public void setTypeOfService(int tos) {
-        if (tos < 0 || tos > 255) {
-            throw new IllegalArgumentException("the type of service is 0..255, not " + tos);
-        }
+        FieldRange.unsigned8("type of service", tos);
         setOption("RDMA_OPTION_ID_TOS", RdmaCore.RDMA_OPTION_ID(), RdmaCore.RDMA_OPTION_ID_TOS(),
                 ValueLayout.JAVA_BYTE.byteSize(), s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) tos));
     }
@@ -422,9 +421,7 @@ public final class CmId implements AutoCloseable {
      * packet life time ({@code RDMA_OPTION_ID_ACK_TIMEOUT}); before connecting.
      */
     public void setAckTimeout(int code) {
-        if (code < 0 || code > 31) {
-            throw new IllegalArgumentException("the ACK timeout code is 0..31, not " + code);
-        }
+        FieldRange.check("ACK timeout code", code, 0, 31);
         setOption("RDMA_OPTION_ID_ACK_TIMEOUT", RdmaCore.RDMA_OPTION_ID(), RdmaCore.RDMA_OPTION_ID_ACK_TIMEOUT(),
                 ValueLayout.JAVA_BYTE.byteSize(), s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) code));
     }

@@ -197,8 +197,12 @@ public final class Connection implements AutoCloseable {
             this.channel = channel;
         }
 
-        /** Creates the protection domain, completion queue and the id's own queue pair on the id's context. */
+        /**
+         * Sets the options' ACK timeout on the id, and creates the protection domain, completion queue and the
+         * id's own queue pair on the id's context.
+         */
         void createQueuePair() {
+            id.setAckTimeout(options.ackTimeout());
             Context context = id.context();
             protectionDomain = options.protectionDomain();
             if (protectionDomain == null) {

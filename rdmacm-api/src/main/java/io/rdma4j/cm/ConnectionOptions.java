@@ -4,6 +4,7 @@ import io.rdma4j.verbs.CompletionQueue;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairCapabilities;
+import io.rdma4j.verbs.internal.FieldRange;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -21,14 +22,20 @@ import java.util.function.Consumer;
  * @param privateData         sent with the connect request or the accept (limits: {@link CmId#connect},
  *                            {@link CmId#accept})
  * @param readDepth           RDMA READs/atomics in flight each way (responder resources and initiator depth)
- * @param retryCount          transport retries, 0..7 (default 7: see {@link ConnectionParameters#defaults()})
+ * @param retryCount          transport retries, 0..7 (default 6: see {@link ConnectionParameters#defaults()})
  * @param rnrRetryCount       receiver-not-ready retries, 0..7 (default 7: forever)
+ * @param ackTimeout          the queue pair's local ACK timeout code, 0..31: 4.096 µs × 2^code (default 17, about
+ *                            0.54 s: with 6 retries a vanished peer is reported within about 4 s, while a peer
+ *                            stalled for a moment is not; {@link CmId#setAckTimeout}). InfiniBand/RoCE only
  * @param protectionDomain    a protection domain on the id's context to share, or {@code null} for one per
  *                            connection
  * @param completionQueue     a completion queue on the id's context to share, or {@code null} for one per
  *                            connection
  * @param source              the local address to connect from, or {@code null} for any
  * @param resolveTimeout      for address and route resolution each (default 2 s)
+ * @param establishTimeout    how long {@link Acceptor#accept} waits, after accepting a request, for the connection
+ *                            to be established: the client's RTU on InfiniBand/RoCE, MPA's exchange on iWARP
+ *                            (default 10 s)
  * @param disconnectTimeout   how long {@link Connection#close()} waits for the peer's DISCONNECTED (default 1 s)
  * @param completionEvents    whether the connection's own completion queue gets a completion channel, so that
  *                            {@link Connection#awaitCompletions} waits without spinning (default false: poll)
@@ -37,15 +44,17 @@ import java.util.function.Consumer;
  *                            receive is posted (InfiniBand/RoCE retry), so a peer that sends at once needs this
  */
 public record ConnectionOptions(QueuePairCapabilities capabilities, int completionQueueSize, byte[] privateData,
-                                int readDepth, int retryCount, int rnrRetryCount, ProtectionDomain protectionDomain,
+                                int readDepth, int retryCount, int rnrRetryCount, int ackTimeout,
+                                ProtectionDomain protectionDomain,
                                 CompletionQueue completionQueue, InetSocketAddress source, Duration resolveTimeout,
-                                Duration disconnectTimeout, boolean completionEvents,
+                                Duration establishTimeout, Duration disconnectTimeout, boolean completionEvents,
                                 Consumer<QueuePair> onQueuePair) {
 
     /** Checks the values. */
     public ConnectionOptions {
         Objects.requireNonNull(capabilities, "capabilities");
         Objects.requireNonNull(resolveTimeout, "resolveTimeout");
+        Objects.requireNonNull(establishTimeout, "establishTimeout");
         Objects.requireNonNull(disconnectTimeout, "disconnectTimeout");
         Objects.requireNonNull(onQueuePair, "onQueuePair");
         if (completionEvents && completionQueue != null) {
@@ -56,9 +65,9 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
             throw new IllegalArgumentException("completionQueueSize must be at least 1, not " + completionQueueSize);
         }
         // The connection parameters check the rest, with their field names.
+        FieldRange.check("ackTimeout", ackTimeout, 0, 31);
         privateData = privateData.clone();
-        ConnectionParameters.defaults().withPrivateData(privateData).withReadDepth(readDepth, readDepth)
-                .withRetries(retryCount, rnrRetryCount);
+        parameters(privateData, readDepth, retryCount, rnrRetryCount);
     }
 
     /** The defaults. */
@@ -79,6 +88,12 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
 
     /** What connect or accept announces. */
     ConnectionParameters parameters() {
+        return parameters(privateData, readDepth, retryCount, rnrRetryCount);
+    }
+
+    /** The parameters of these values (the compact constructor checks with it before the fields exist). */
+    private static ConnectionParameters parameters(byte[] privateData, int readDepth, int retryCount,
+                                                   int rnrRetryCount) {
         return ConnectionParameters.defaults().withPrivateData(privateData).withReadDepth(readDepth, readDepth)
                 .withRetries(retryCount, rnrRetryCount);
     }
@@ -89,12 +104,14 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
         private int completionQueueSize;
         private byte[] privateData = new byte[0];
         private int readDepth = 1;
-        private int retryCount = 7;
+        private int retryCount = 6;
         private int rnrRetryCount = 7;
+        private int ackTimeout = 17;
         private ProtectionDomain protectionDomain;
         private CompletionQueue completionQueue;
         private InetSocketAddress source;
         private Duration resolveTimeout = Duration.ofSeconds(2);
+        private Duration establishTimeout = Duration.ofSeconds(10);
         private Duration disconnectTimeout = Duration.ofSeconds(1);
         private boolean completionEvents;
         private Consumer<QueuePair> onQueuePair = qp -> { };
@@ -138,6 +155,12 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
             return this;
         }
 
+        /** The local ACK timeout code, 0..31 (4.096 µs × 2^code). */
+        public Builder ackTimeout(int code) {
+            ackTimeout = code;
+            return this;
+        }
+
         /** Shares {@code pd} (on the ids' context) between connections. */
         public Builder protectionDomain(ProtectionDomain pd) {
             protectionDomain = pd;
@@ -159,6 +182,12 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
         /** The timeout of address resolution and of route resolution, each. */
         public Builder resolveTimeout(Duration value) {
             resolveTimeout = value;
+            return this;
+        }
+
+        /** How long the acceptor waits for an accepted connection to be established. */
+        public Builder establishTimeout(Duration value) {
+            establishTimeout = value;
             return this;
         }
 
@@ -185,7 +214,8 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
             int cq = completionQueueSize > 0 ? completionQueueSize
                     : capabilities.maxSendWorkRequests() + capabilities.maxReceiveWorkRequests();
             return new ConnectionOptions(capabilities, cq, privateData, readDepth, retryCount, rnrRetryCount,
-                    protectionDomain, completionQueue, source, resolveTimeout, disconnectTimeout, completionEvents, onQueuePair);
+                    ackTimeout, protectionDomain, completionQueue, source, resolveTimeout, establishTimeout, disconnectTimeout,
+                    completionEvents, onQueuePair);
         }
     }
 }

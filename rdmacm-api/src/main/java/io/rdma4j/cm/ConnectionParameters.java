@@ -1,6 +1,7 @@
 package io.rdma4j.cm;
 
 import io.rdma4j.bindings.verbs.rdma_conn_param;
+import io.rdma4j.verbs.internal.FieldRange;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -31,13 +32,11 @@ public record ConnectionParameters(int queuePairNumber, int responderResources, 
 
     /** Checks every field. */
     public ConnectionParameters {
-        if ((queuePairNumber & ~0xFFFFFF) != 0) {
-            throw new IllegalArgumentException("queuePairNumber has 24 bits: " + queuePairNumber);
-        }
-        checkRange("responderResources", responderResources, 255);
-        checkRange("initiatorDepth", initiatorDepth, 255);
-        checkRange("retryCount", retryCount, 7);
-        checkRange("rnrRetryCount", rnrRetryCount, 7);
+        FieldRange.bits("queuePairNumber", queuePairNumber, 24);
+        FieldRange.unsigned8("responderResources", responderResources);
+        FieldRange.unsigned8("initiatorDepth", initiatorDepth);
+        FieldRange.check("retryCount", retryCount, 0, 7);
+        FieldRange.check("rnrRetryCount", rnrRetryCount, 0, 7);
         if (privateData.length > MAX_PRIVATE_DATA) {
             throw new IllegalArgumentException("privateData has " + privateData.length + " bytes; librdmacm carries at"
                     + " most " + MAX_PRIVATE_DATA);
@@ -46,14 +45,14 @@ public record ConnectionParameters(int queuePairNumber, int responderResources, 
     }
 
     /**
-     * One outstanding RDMA READ each way, 7 transport retries and RNR retry 7 (librdmacm's rping's values), no
-     * private data, for a queue pair that the id owns or for QP {@code 0} to be set later. Soft-RoCE treats a retry
-     * count of 7 as "retry forever": a peer that vanishes without a disconnect is then noticed through the
-     * connection manager (DISCONNECTED) rather than an error completion. 6 surfaces it as RETRY_EXCEEDED after
-     * about 7 ACK timeouts, but under emulation a stalled (live) peer was seen to hit that too.
+     * One outstanding RDMA READ each way, 6 transport retries and RNR retry 7 (forever: a live peer that has not
+     * posted its receive yet is waited for), no private data, for a queue pair that the id owns or for QP {@code 0}
+     * to be set later. With the connection manager's ACK timeout on RoCE (about 0.5 s; {@link CmId#setAckTimeout})
+     * a peer that vanishes without a disconnect surfaces as RETRY_EXCEEDED within about 4 s; 7 retries (rping's
+     * value) would be "retry forever" on Soft-RoCE.
      */
     public static ConnectionParameters defaults() {
-        return new ConnectionParameters(0, 1, 1, 7, 7, false, false, new byte[0]);
+        return new ConnectionParameters(0, 1, 1, 6, 7, false, false, new byte[0]);
     }
 
     /** {@link #defaults()} for the application's queue pair {@code queuePairNumber}. */
@@ -165,11 +164,5 @@ public record ConnectionParameters(int queuePairNumber, int responderResources, 
                     + " most " + MAX_PRIVATE_DATA);
         }
         return segment.toArray(ValueLayout.JAVA_BYTE);
-    }
-
-    private static void checkRange(String field, int value, int max) {
-        if (value < 0 || value > max) {
-            throw new IllegalArgumentException(field + " is 0.." + max + ", not " + value);
-        }
     }
 }

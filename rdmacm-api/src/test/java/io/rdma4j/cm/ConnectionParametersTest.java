@@ -33,10 +33,11 @@ class ConnectionParametersTest {
         }
     }
 
+    /** 6 retries, not rping's 7: Soft-RoCE retries forever with 7, so a vanished peer would never be reported. */
     @Test
-    void defaultsAreRpingsRetryCounts() {
+    void defaultsReportAVanishedPeerAndWaitForALiveOnesReceives() {
         ConnectionParameters d = ConnectionParameters.defaults();
-        assertEquals(7, d.retryCount());
+        assertEquals(6, d.retryCount());
         assertEquals(7, d.rnrRetryCount());
         assertEquals(0, d.privateData().length);
     }
@@ -75,7 +76,11 @@ class ConnectionParametersTest {
     void optionsCheckTheirValuesAndDeriveTheCompletionQueueSize() {
         ConnectionOptions o = ConnectionOptions.defaults();
         assertEquals(32, o.completionQueueSize());
-        assertEquals(7, o.parameters().retryCount());
+        assertEquals(6, o.parameters().retryCount());
+        assertEquals(17, o.ackTimeout());
+        assertMessage("ackTimeout", () -> ConnectionOptions.builder().ackTimeout(32).build());
+        assertEquals(java.time.Duration.ofSeconds(10), o.establishTimeout());
+        assertThrows(NullPointerException.class, () -> ConnectionOptions.builder().establishTimeout(null).build());
         assertMessage("retryCount", () -> ConnectionOptions.builder().retries(9, 7).build());
         assertMessage("privateData", () -> ConnectionOptions.builder().privateData(new byte[300]).build());
         assertArrayEquals(new byte[] {7}, ConnectionOptions.builder().privateData(new byte[] {7}).build().parameters()

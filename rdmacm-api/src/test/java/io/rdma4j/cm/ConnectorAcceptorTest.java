@@ -35,6 +35,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The high-level connection manager on the test device: {@link Connector} and {@link Acceptor} between two JVMs,
@@ -43,13 +45,18 @@ import org.junit.jupiter.api.Test;
 @Tag("device")
 class ConnectorAcceptorTest {
 
-    @Test
-    void twoProcessesConnectWriteAndReadOneMebibyteAndMakeAThousandRoundTrips() throws Exception {
+    /**
+     * Both ends in JVMs of their own, connected through {@code api}: the Connector/Acceptor, the low-level API with
+     * the ids' own queue pairs, or with the application's queue pairs moved through librdmacm's attributes.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"connector", "cm-qp", "user-qp"})
+    void twoProcessesConnectWriteAndReadOneMebibyteAndMakeAThousandRoundTrips(String api) throws Exception {
         InetAddress ip = ConnectionManagerTest.testAddress();
-        Process server = peer("server", ip.getHostAddress());
+        Process server = peer("server", ip.getHostAddress(), api);
         try {
             int port = listeningPort(server);
-            Process client = peer("client", ip.getHostAddress(), Integer.toString(port));
+            Process client = peer("client", ip.getHostAddress(), Integer.toString(port), api);
             try {
                 assertTrue(client.waitFor(300, TimeUnit.SECONDS), "the client finishes");
                 String said = output(client);
@@ -59,7 +66,9 @@ class ConnectorAcceptorTest {
                 client.destroyForcibly();
             }
             assertTrue(server.waitFor(120, TimeUnit.SECONDS), "the server finishes");
-            assertEquals(0, server.exitValue(), "server exit");
+            String said = output(server);
+            assertEquals(0, server.exitValue(), said);
+            assertTrue(said.contains("server done"), said);
         } finally {
             server.destroyForcibly();
         }

@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.verbs.internal.FieldRange;
 import io.rdma4j.bindings.verbs.ibv_ah_attr;
 import io.rdma4j.bindings.verbs.ibv_global_route;
 import java.lang.foreign.MemorySegment;
@@ -28,12 +29,21 @@ public record AddressVector(boolean global, byte[] destinationGid, int sourceGid
                             int flowLabel, int destinationLid, int serviceLevel, int sourcePathBits, int staticRate,
                             int port) {
 
-    /** Copies and checks the GID. */
+    /** Copies the GID and checks every field against its C field's range. */
     public AddressVector {
         destinationGid = destinationGid == null ? new byte[16] : destinationGid.clone();
         if (destinationGid.length != 16) {
             throw new IllegalArgumentException("a GID has 16 bytes, not " + destinationGid.length);
         }
+        FieldRange.unsigned8("grh.sgid_index", sourceGidIndex);
+        FieldRange.unsigned8("grh.hop_limit", hopLimit);
+        FieldRange.unsigned8("grh.traffic_class", trafficClass);
+        FieldRange.bits("grh.flow_label", flowLabel, 20);
+        FieldRange.unsigned16("dlid", destinationLid);
+        FieldRange.bits("sl", serviceLevel, 4);
+        FieldRange.bits("src_path_bits", sourcePathBits, 7);
+        FieldRange.unsigned8("static_rate", staticRate);
+        FieldRange.unsigned8("port_num", port);
     }
 
     /** Addresses {@code gid} from local GID index {@code sourceGidIndex} on {@code port}, hop limit 64. */

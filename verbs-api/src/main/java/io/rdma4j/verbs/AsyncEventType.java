@@ -43,7 +43,9 @@ public enum AsyncEventType implements CValue {
     /** {@code IBV_EVENT_GID_CHANGE}. */
     GID_CHANGE(RdmaCore.IBV_EVENT_GID_CHANGE(), Subject.PORT),
     /** {@code IBV_EVENT_WQ_FATAL}. */
-    WQ_FATAL(RdmaCore.IBV_EVENT_WQ_FATAL(), Subject.WORK_QUEUE);
+    WQ_FATAL(RdmaCore.IBV_EVENT_WQ_FATAL(), Subject.WORK_QUEUE),
+    /** An event type this version of rdma4j does not know (a newer rdma-core): reported, never an exception. */
+    UNKNOWN(-1, Subject.UNKNOWN);
 
     /** What an event is about, i.e. which member of {@code ibv_async_event.element} is valid. */
     public enum Subject {
@@ -58,7 +60,9 @@ public enum AsyncEventType implements CValue {
         /** A port, by number. */
         PORT,
         /** The whole device. */
-        DEVICE
+        DEVICE,
+        /** Not known (an event type from a newer rdma-core). */
+        UNKNOWN
     }
 
     private final int value;

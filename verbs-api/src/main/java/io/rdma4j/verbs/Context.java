@@ -14,16 +14,18 @@ import io.rdma4j.bindings.verbs.ibv_device_attr_ex;
 import io.rdma4j.bindings.verbs.ibv_gid_entry;
 import io.rdma4j.bindings.verbs.ibv_odp_caps;
 import io.rdma4j.bindings.verbs.ibv_port_attr;
+import io.rdma4j.verbs.internal.FieldRange;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +42,8 @@ import org.slf4j.LoggerFactory;
 public final class Context extends VerbsObject {
 
     private static final Logger LOG = LoggerFactory.getLogger(Context.class);
-    private static final Map<Long, Context> BORROWED = new ConcurrentHashMap<>();
+    /** librdmacm's contexts by address; weakly, so that a forgotten tree of objects on one can be reclaimed. */
+    private static final Map<Long, WeakReference<Context>> BORROWED = new HashMap<>();
 
     private final Device device;
     private boolean asyncNonBlocking;
@@ -62,12 +65,20 @@ public final class Context extends VerbsObject {
     }
 
     /**
-     * The one {@link Context} object of a device context that librdmacm opened. librdmacm opens each device once
-     * and keeps it open until the process ends (it closes only the contexts of removed devices), so the object
-     * stays valid for good.
+     * The one {@link Context} object of a device context that librdmacm opened (a new one only once the last was
+     * collected). librdmacm opens each device once and keeps it open until the process ends (it closes only the
+     * contexts of removed devices), so the object stays valid for good.
      */
     static Context borrowed(MemorySegment context) {
-        return BORROWED.computeIfAbsent(context.address(), address -> new Context(context));
+        synchronized (BORROWED) {
+            WeakReference<Context> known = BORROWED.get(context.address());
+            Context borrowed = known == null ? null : known.get();
+            if (borrowed == null) {
+                borrowed = new Context(context);
+                BORROWED.put(context.address(), new WeakReference<>(borrowed));
+            }
+            return borrowed;
+        }
     }
 
     /** The device this context was opened on. */
@@ -284,7 +295,7 @@ public final class Context extends VerbsObject {
             }
             try {
                 int code = ibv_async_event.event_type(event);
-                AsyncEventType type = CValue.of(AsyncEventType.class, code);
+                AsyncEventType type = CValue.of(AsyncEventType.class, code, AsyncEventType.UNKNOWN);
                 MemorySegment element = ibv_async_event.element(event);
                 AsyncEventType.Subject subject = type.subject();
                 QueuePair qp = subject == AsyncEventType.Subject.QUEUE_PAIR
@@ -303,9 +314,7 @@ public final class Context extends VerbsObject {
     }
 
     private static void checkPort(int port) {
-        if (port < 1 || port > 255) {
-            throw new IllegalArgumentException("port numbers are 1..255, not " + port);
-        }
+        FieldRange.check("port_num", port, 1, 0xFF);
     }
 
     @Override

@@ -22,7 +22,8 @@ import java.util.Set;
  * }</pre>
  *
  * <p>Calls through the provider's function pointers, read once at creation; allocates nothing. Thread-safety: a
- * poll (start to end) belongs to one thread; the provider holds the CQ's lock between start and end.
+ * poll (start to end) belongs to one thread; the provider holds the CQ's lock between start and end, and the
+ * queue refuses to close in between ({@link IllegalStateException}), as it does once closed.
  */
 public final class ExtendedPoll {
 
@@ -40,6 +41,8 @@ public final class ExtendedPoll {
     private final MemorySegment readSourceQueuePair;
     private final MemorySegment readFlags;
     private final MemorySegment readCompletionTimestamp;
+    /** Between a {@link #start()} that found a completion and {@link #end()}; the queue is pinned meanwhile. */
+    private boolean polling;
 
     ExtendedPoll(CompletionQueue queue, Set<CompletionField> fields, Arena arena) {
         this.queue = queue;
@@ -64,17 +67,47 @@ public final class ExtendedPoll {
      * {@link #end()} must follow; if {@code false} the queue was empty and the poll is over.
      */
     public boolean start() {
-        return found("ibv_start_poll", ibv_cq_ex.start_poll.invoke(startPoll, cq(), attributes));
+        if (polling) {
+            throw new IllegalStateException("a poll of " + queue.describe() + " is under way: end() it first");
+        }
+        // The provider holds the queue's lock until end(): the queue must not be destroyed in between.
+        if (!queue.resource().pin()) {
+            throw new IllegalStateException(queue.describe() + " is closed");
+        }
+        boolean found = false;
+        try {
+            found = found("ibv_start_poll", ibv_cq_ex.start_poll.invoke(startPoll, cq(), attributes));
+        } finally {
+            if (found) {
+                polling = true;
+            } else {
+                queue.resource().unpin();
+            }
+        }
+        return found;
     }
 
     /** Moves to the next completion ({@code ibv_next_poll}); {@code false} when there is none. */
     public boolean next() {
+        requirePolling();
         return found("ibv_next_poll", ibv_cq_ex.next_poll.invoke(nextPoll, cq()));
     }
 
     /** Ends the poll ({@code ibv_end_poll}), releasing the CQ. */
     public void end() {
-        ibv_cq_ex.end_poll.invoke(endPoll, cq());
+        requirePolling();
+        try {
+            ibv_cq_ex.end_poll.invoke(endPoll, cq());
+        } finally {
+            polling = false;
+            queue.resource().unpin();
+        }
+    }
+
+    private void requirePolling() {
+        if (!polling) {
+            throw new IllegalStateException("no poll of " + queue.describe() + " is under way: start() found none");
+        }
     }
 
     /** The current completion's work request id ({@code cq_ex->wr_id}). */

@@ -20,12 +20,12 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>Calls through the provider's function pointers, read once when the queue pair was created; allocates
- * nothing. Thread-safety: none — from {@code start} to {@code complete} one thread owns the send queue.
+ * nothing. Every call after the queue pair is closed throws {@link IllegalStateException}, and a close refuses
+ * while a call runs. Thread-safety: none — from {@code start} to {@code complete} one thread owns the send queue.
  */
 public final class ExtendedSend {
 
     private final QueuePair queuePair;
-    private final MemorySegment qpx;
     private final MemorySegment start;
     private final MemorySegment complete;
     private final MemorySegment abort;
@@ -41,97 +41,109 @@ public final class ExtendedSend {
     private final MemorySegment setUdAddress;
     private final int signaled = RdmaCore.IBV_SEND_SIGNALED();
 
+    /**
+     * @param qpx {@code ibv_qp_to_qp_ex} of the queue pair: the same address (libibverbs' {@code struct verbs_qp}
+     *            puts {@code ibv_qp_ex} over {@code ibv_qp}), so the queue pair's own handle, sized to
+     *            {@code ibv_qp_ex} and dead once the QP is closed, serves every call
+     */
     ExtendedSend(QueuePair queuePair, MemorySegment qpx) {
         this.queuePair = queuePair;
-        this.qpx = qpx.reinterpret(ibv_qp_ex.layout().byteSize());
-        this.start = ibv_qp_ex.wr_start(this.qpx);
-        this.complete = ibv_qp_ex.wr_complete(this.qpx);
-        this.abort = ibv_qp_ex.wr_abort(this.qpx);
-        this.send = ibv_qp_ex.wr_send(this.qpx);
-        this.sendWithImmediate = ibv_qp_ex.wr_send_imm(this.qpx);
-        this.rdmaWrite = ibv_qp_ex.wr_rdma_write(this.qpx);
-        this.rdmaWriteWithImmediate = ibv_qp_ex.wr_rdma_write_imm(this.qpx);
-        this.rdmaRead = ibv_qp_ex.wr_rdma_read(this.qpx);
-        this.compareAndSwap = ibv_qp_ex.wr_atomic_cmp_swp(this.qpx);
-        this.fetchAndAdd = ibv_qp_ex.wr_atomic_fetch_add(this.qpx);
-        this.setSge = ibv_qp_ex.wr_set_sge(this.qpx);
-        this.setInlineData = ibv_qp_ex.wr_set_inline_data(this.qpx);
-        this.setUdAddress = ibv_qp_ex.wr_set_ud_addr(this.qpx);
+        MemorySegment q = queuePair.handle();
+        if (qpx.address() != q.address()) {
+            throw new IllegalStateException("ibv_qp_to_qp_ex returned another address than the queue pair's");
+        }
+        this.start = ibv_qp_ex.wr_start(q);
+        this.complete = ibv_qp_ex.wr_complete(q);
+        this.abort = ibv_qp_ex.wr_abort(q);
+        this.send = ibv_qp_ex.wr_send(q);
+        this.sendWithImmediate = ibv_qp_ex.wr_send_imm(q);
+        this.rdmaWrite = ibv_qp_ex.wr_rdma_write(q);
+        this.rdmaWriteWithImmediate = ibv_qp_ex.wr_rdma_write_imm(q);
+        this.rdmaRead = ibv_qp_ex.wr_rdma_read(q);
+        this.compareAndSwap = ibv_qp_ex.wr_atomic_cmp_swp(q);
+        this.fetchAndAdd = ibv_qp_ex.wr_atomic_fetch_add(q);
+        this.setSge = ibv_qp_ex.wr_set_sge(q);
+        this.setInlineData = ibv_qp_ex.wr_set_inline_data(q);
+        this.setUdAddress = ibv_qp_ex.wr_set_ud_addr(q);
+    }
+
+    /** The queue pair as {@code ibv_qp_ex}; {@link IllegalStateException} once it is closed. */
+    private MemorySegment qpx() {
+        return queuePair.handle();
     }
 
     /** Begins a batch ({@code ibv_wr_start}). */
     public ExtendedSend start() {
-        queuePair.checkOpen();
-        ibv_qp_ex.wr_start.invoke(start, qpx);
+        ibv_qp_ex.wr_start.invoke(start, qpx());
         return this;
     }
 
     /** Sets the id and signaling of the next request ({@code qpx->wr_id}, {@code qpx->wr_flags}). */
     public ExtendedSend next(long workRequestId, boolean signal) {
-        ibv_qp_ex.wr_id(qpx, workRequestId);
-        ibv_qp_ex.wr_flags(qpx, signal ? signaled : 0);
+        ibv_qp_ex.wr_id(qpx(), workRequestId);
+        ibv_qp_ex.wr_flags(qpx(), signal ? signaled : 0);
         return this;
     }
 
     /** {@code ibv_wr_send}. */
     public ExtendedSend send() {
-        ibv_qp_ex.wr_send.invoke(send, qpx);
+        ibv_qp_ex.wr_send.invoke(send, qpx());
         return this;
     }
 
     /** {@code ibv_wr_send_imm}, {@code immediate} in host order. */
     public ExtendedSend sendWithImmediate(int immediate) {
-        ibv_qp_ex.wr_send_imm.invoke(sendWithImmediate, qpx, Integer.reverseBytes(immediate));
+        ibv_qp_ex.wr_send_imm.invoke(sendWithImmediate, qpx(), Integer.reverseBytes(immediate));
         return this;
     }
 
     /** {@code ibv_wr_rdma_write}. */
     public ExtendedSend rdmaWrite(int rkey, long remoteAddress) {
-        ibv_qp_ex.wr_rdma_write.invoke(rdmaWrite, qpx, rkey, remoteAddress);
+        ibv_qp_ex.wr_rdma_write.invoke(rdmaWrite, qpx(), rkey, remoteAddress);
         return this;
     }
 
     /** {@code ibv_wr_rdma_write_imm}, {@code immediate} in host order. */
     public ExtendedSend rdmaWriteWithImmediate(int rkey, long remoteAddress, int immediate) {
-        ibv_qp_ex.wr_rdma_write_imm.invoke(rdmaWriteWithImmediate, qpx, rkey, remoteAddress,
+        ibv_qp_ex.wr_rdma_write_imm.invoke(rdmaWriteWithImmediate, qpx(), rkey, remoteAddress,
                 Integer.reverseBytes(immediate));
         return this;
     }
 
     /** {@code ibv_wr_rdma_read}. */
     public ExtendedSend rdmaRead(int rkey, long remoteAddress) {
-        ibv_qp_ex.wr_rdma_read.invoke(rdmaRead, qpx, rkey, remoteAddress);
+        ibv_qp_ex.wr_rdma_read.invoke(rdmaRead, qpx(), rkey, remoteAddress);
         return this;
     }
 
     /** {@code ibv_wr_atomic_cmp_swp}. */
     public ExtendedSend compareAndSwap(int rkey, long remoteAddress, long compare, long swap) {
-        ibv_qp_ex.wr_atomic_cmp_swp.invoke(compareAndSwap, qpx, rkey, remoteAddress, compare, swap);
+        ibv_qp_ex.wr_atomic_cmp_swp.invoke(compareAndSwap, qpx(), rkey, remoteAddress, compare, swap);
         return this;
     }
 
     /** {@code ibv_wr_atomic_fetch_add}. */
     public ExtendedSend fetchAndAdd(int rkey, long remoteAddress, long add) {
-        ibv_qp_ex.wr_atomic_fetch_add.invoke(fetchAndAdd, qpx, rkey, remoteAddress, add);
+        ibv_qp_ex.wr_atomic_fetch_add.invoke(fetchAndAdd, qpx(), rkey, remoteAddress, add);
         return this;
     }
 
     /** {@code ibv_wr_set_sge} with a range inside {@code region}. */
     public ExtendedSend gather(MemoryRegion region, long offset, int length) {
         Objects.checkFromIndexSize(offset, Integer.toUnsignedLong(length), region.length());
-        ibv_qp_ex.wr_set_sge.invoke(setSge, qpx, region.lkey(), region.address() + offset, length);
+        ibv_qp_ex.wr_set_sge.invoke(setSge, qpx(), region.lkey(), region.address() + offset, length);
         return this;
     }
 
     /** {@code ibv_wr_set_inline_data}: copies {@code data} into the request now. */
     public ExtendedSend inline(MemorySegment data) {
-        ibv_qp_ex.wr_set_inline_data.invoke(setInlineData, qpx, data, data.byteSize());
+        ibv_qp_ex.wr_set_inline_data.invoke(setInlineData, qpx(), data, data.byteSize());
         return this;
     }
 
     /** {@code ibv_wr_set_ud_addr}: the destination of a UD request. */
     public ExtendedSend destination(AddressHandle address, int remoteQueuePair, int remoteQkey) {
-        ibv_qp_ex.wr_set_ud_addr.invoke(setUdAddress, qpx, address.handle(), remoteQueuePair, remoteQkey);
+        ibv_qp_ex.wr_set_ud_addr.invoke(setUdAddress, qpx(), address.handle(), remoteQueuePair, remoteQkey);
         return this;
     }
 
@@ -141,7 +153,7 @@ public final class ExtendedSend {
      * @throws RdmaException if the provider rejects it; then none of the batch was posted
      */
     public void complete() {
-        int rc = ibv_qp_ex.wr_complete.invoke(complete, qpx);
+        int rc = ibv_qp_ex.wr_complete.invoke(complete, qpx());
         if (rc != 0) {
             throw RdmaException.of("ibv_wr_complete", rc, queuePair.describe());
         }
@@ -149,6 +161,6 @@ public final class ExtendedSend {
 
     /** Discards the batch ({@code ibv_wr_abort}). */
     public void abort() {
-        ibv_qp_ex.wr_abort.invoke(abort, qpx);
+        ibv_qp_ex.wr_abort.invoke(abort, qpx());
     }
 }

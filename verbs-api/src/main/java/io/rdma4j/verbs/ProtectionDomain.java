@@ -89,8 +89,15 @@ public final class ProtectionDomain extends VerbsObject {
             throw new IllegalArgumentException("size must be at least 1 byte, not " + size);
         }
         Arena arena = Arena.ofShared();
+        MemorySegment memory;
         try {
-            return register(arena.allocate(size, PAGE_SIZE), access, arena);
+            memory = arena.allocate(size, PAGE_SIZE);
+        } catch (OutOfMemoryError e) {
+            arena.close();
+            throw RdmaException.of("malloc", RdmaCore.ENOMEM(), size + " bytes for a region");
+        }
+        try {
+            return register(memory, access, arena);
         } catch (RuntimeException e) {
             arena.close();
             throw e;

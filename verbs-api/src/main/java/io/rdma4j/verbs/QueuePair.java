@@ -6,6 +6,7 @@ import io.rdma4j.bindings.shim.ExportedVerbs;
 import io.rdma4j.bindings.shim.VerbsContext;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_qp;
+import io.rdma4j.bindings.verbs.ibv_qp_ex;
 import io.rdma4j.bindings.verbs.ibv_qp_attr;
 import io.rdma4j.bindings.verbs.ibv_qp_init_attr;
 import io.rdma4j.bindings.verbs.ibv_qp_init_attr_ex;
@@ -72,7 +73,9 @@ public final class QueuePair extends VerbsObject {
 
     private QueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairType type, QueuePairCapabilities granted,
                       boolean usesSharedReceiveQueue, boolean extended, QueuePairFactory factory) {
-        super(pd, qp, ibv_qp.layout().byteSize(), Rank.QUEUE_PAIR, factory.destroyVerb(), factory.destroyer(qp));
+        // An extended QP's handle spans ibv_qp_ex (which begins with ibv_qp), for ExtendedSend's calls.
+        super(pd, qp, extended ? ibv_qp_ex.layout().byteSize() : ibv_qp.layout().byteSize(), Rank.QUEUE_PAIR,
+                factory.destroyVerb(), factory.destroyer(qp));
         this.usesSharedReceiveQueue = usesSharedReceiveQueue;
         this.iwarp = pd.context().device().transport() == Transport.IWARP;
         this.protectionDomain = pd;
@@ -123,11 +126,22 @@ public final class QueuePair extends VerbsObject {
      * Posts the batch's send requests ({@code ibv_post_send}). Allocates nothing.
      *
      * @throws PostException         if the provider rejected a request (its index is in the exception)
-     * @throws IllegalStateException if this QP or the batch is closed, or the batch is empty
+     * @throws IllegalStateException if this QP or the batch is closed, the batch is empty, a request names a
+     *                               closed region, address handle or window, or (UD) lacks a destination
      */
     public void postSend(SendWorkRequests requests) {
+        if (type == QueuePairType.UNRELIABLE_DATAGRAM && !requests.everyRequestAddressed()) {
+            // The provider reads the address handle of every UD request: a missing one is a NULL dereference.
+            throw new IllegalStateException("a send on a UD queue pair needs a destination(...) on every request");
+        }
         MemorySegment first = requests.prepareForPost();
-        int rc = ContextOps.ibv_post_send(postSendFunction, handle(), first, requests.badRequest());
+        int rc;
+        requests.pinNamed();
+        try {
+            rc = ContextOps.ibv_post_send(postSendFunction, handle(), first, requests.badRequest());
+        } finally {
+            requests.unpinNamed();
+        }
         if (rc != 0) {
             throw new PostException("ibv_post_send", rc, requests.badIndex());
         }
@@ -137,8 +151,8 @@ public final class QueuePair extends VerbsObject {
      * Posts the batch's receive requests ({@code ibv_post_recv}). Allocates nothing.
      *
      * @throws PostException         if the provider rejected a request
-     * @throws IllegalStateException if this QP uses a shared receive queue, if it or the batch is closed, or if
-     *                               the batch is empty
+     * @throws IllegalStateException if this QP uses a shared receive queue, if it or the batch is closed, if
+     *                               the batch is empty, or if a request names a closed region
      */
     public void postReceive(ReceiveWorkRequests requests) {
         if (usesSharedReceiveQueue) {
@@ -146,7 +160,13 @@ public final class QueuePair extends VerbsObject {
             throw new IllegalStateException(describe() + " takes its receives from a shared receive queue: post there");
         }
         MemorySegment first = requests.prepareForPost();
-        int rc = ContextOps.ibv_post_recv(postReceiveFunction, handle(), first, requests.badRequest());
+        int rc;
+        requests.pinNamed();
+        try {
+            rc = ContextOps.ibv_post_recv(postReceiveFunction, handle(), first, requests.badRequest());
+        } finally {
+            requests.unpinNamed();
+        }
         if (rc != 0) {
             throw new PostException("ibv_post_recv", rc, requests.badIndex());
         }
@@ -242,17 +262,25 @@ public final class QueuePair extends VerbsObject {
     }
 
     /**
-     * RTR → RTS ({@code ibv_modify_qp}) sending from {@code psn}. RC also gets an ACK timeout of about 67 ms
-     * (code 14), 7 retries, RNR retry 7 (forever) and as many outgoing RDMA READs/atomics as the device allows
-     * (at most 16); use {@link #modify} for other values.
+     * RTR → RTS ({@code ibv_modify_qp}) sending from {@code psn}. RC also gets an ACK timeout of about 0.54 s
+     * (code 17) and 6 retries, so that work sent to a peer that is gone ends in
+     * {@link WorkCompletionStatus#RETRY_EXCEEDED_ERROR} within about 4 s (7 retries would be "forever" on
+     * Soft-RoCE, and a shorter timeout misreads a peer stalled by an emulator or a busy host as dead); RNR retry 7
+     * (a live peer that has not posted its receive yet is waited for); and as many outgoing RDMA READs/atomics as
+     * the device allows (at most 16). Use {@link #modify} for other values.
      */
     public void readyToSend(int psn) {
+        modify(readyToSendAttributes(psn));
+    }
+
+    /** The attributes of {@link #readyToSend(int)}. */
+    QueuePairAttributes readyToSendAttributes(int psn) {
         QueuePairAttributes a = new QueuePairAttributes().state(QueuePairState.READY_TO_SEND).sendPsn(psn);
         if (type == QueuePairType.RELIABLE_CONNECTED) {
-            a.timeout(14).retryCount(7).rnrRetry(7).maxReadAtomic(
+            a.timeout(17).retryCount(6).rnrRetry(7).maxReadAtomic(
                     Math.min(16, protectionDomain.context().queryDevice().maxReadAtomicAsInitiator()));
         }
-        modify(a);
+        return a;
     }
 
     /** Moves to ERROR ({@code ibv_modify_qp}): posted work completes with {@link WorkCompletionStatus#WORK_REQUEST_FLUSH_ERROR}. */
@@ -383,6 +411,13 @@ public final class QueuePair extends VerbsObject {
             return create(DIRECT);
         }
 
+        private void sameContext(String what, Context other) {
+            if (other != pd.context()) {
+                throw new IllegalArgumentException("the " + what + " belongs to another context than the protection"
+                        + " domain (" + other.device().name() + " vs " + pd.context().device().name() + ")");
+            }
+        }
+
         /** The protection domain the queue pair will be created in. */
         ProtectionDomain protectionDomain() {
             return pd;
@@ -392,6 +427,12 @@ public final class QueuePair extends VerbsObject {
         QueuePair create(QueuePairFactory factory) {
             if (sendCompletionQueue == null || receiveCompletionQueue == null) {
                 throw new IllegalStateException("a queue pair needs a send and a receive completion queue");
+            }
+            // The kernel knows objects by per-context handle numbers: another context's CQ could name one of ours.
+            sameContext("send completion queue", sendCompletionQueue.context());
+            sameContext("receive completion queue", receiveCompletionQueue.context());
+            if (sharedReceiveQueue != null) {
+                sameContext("shared receive queue", sharedReceiveQueue.protectionDomain().context());
             }
             boolean extended = extendedOperations != null;
             try (Arena arena = Arena.ofConfined()) {

@@ -19,6 +19,7 @@ import static io.rdma4j.bindings.verbs.RdmaCore.IBV_QP_STATE;
 import static io.rdma4j.bindings.verbs.RdmaCore.IBV_QP_TIMEOUT;
 
 import io.rdma4j.bindings.verbs.ibv_qp_attr;
+import io.rdma4j.verbs.internal.FieldRange;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
 import java.util.Set;
@@ -29,7 +30,8 @@ import java.util.Set;
  * {@link QueuePair#query()} returns, with every attribute set.
  *
  * <p>The typed transitions of {@link QueuePair} ({@code initialize}, {@code readyToReceive}, {@code readyToSend})
- * build these for the common cases. Not thread-safe; cheap to create (control path only).
+ * build these for the common cases. Every setter checks its value against the C field's range and names the field
+ * ({@code port_num is 0..255, not 257}). Not thread-safe; cheap to create (control path only).
  */
 public final class QueuePairAttributes {
 
@@ -77,19 +79,19 @@ public final class QueuePairAttributes {
 
     /** The first packet sequence number expected from the peer, 24 bits ({@code IBV_QP_RQ_PSN}). */
     public QueuePairAttributes receivePsn(int value) {
-        receivePsn = psn(value);
+        receivePsn = FieldRange.bits("rq_psn", value, 24);
         return set(IBV_QP_RQ_PSN());
     }
 
     /** The first packet sequence number sent, 24 bits ({@code IBV_QP_SQ_PSN}). */
     public QueuePairAttributes sendPsn(int value) {
-        sendPsn = psn(value);
+        sendPsn = FieldRange.bits("sq_psn", value, 24);
         return set(IBV_QP_SQ_PSN());
     }
 
     /** The peer's QP number, 24 bits ({@code IBV_QP_DEST_QPN}). */
     public QueuePairAttributes destinationQueuePair(int value) {
-        destinationQueuePair = value;
+        destinationQueuePair = FieldRange.bits("dest_qp_num", value, 24);
         return set(IBV_QP_DEST_QPN());
     }
 
@@ -101,43 +103,43 @@ public final class QueuePairAttributes {
 
     /** The P_Key table index ({@code IBV_QP_PKEY_INDEX}). */
     public QueuePairAttributes pkeyIndex(int value) {
-        pkeyIndex = value;
+        pkeyIndex = FieldRange.unsigned16("pkey_index", value);
         return set(IBV_QP_PKEY_INDEX());
     }
 
     /** The local port number ({@code IBV_QP_PORT}). */
     public QueuePairAttributes port(int value) {
-        port = value;
+        port = FieldRange.unsigned8("port_num", value); // 0 in what a RESET queue pair reports
         return set(IBV_QP_PORT());
     }
 
     /** Outstanding RDMA READs/atomics this QP may issue ({@code IBV_QP_MAX_QP_RD_ATOMIC}). */
     public QueuePairAttributes maxReadAtomic(int value) {
-        maxReadAtomic = value;
+        maxReadAtomic = FieldRange.unsigned8("max_rd_atomic", value);
         return set(IBV_QP_MAX_QP_RD_ATOMIC());
     }
 
     /** Outstanding RDMA READs/atomics this QP accepts as target ({@code IBV_QP_MAX_DEST_RD_ATOMIC}). */
     public QueuePairAttributes maxDestinationReadAtomic(int value) {
-        maxDestinationReadAtomic = value;
+        maxDestinationReadAtomic = FieldRange.unsigned8("max_dest_rd_atomic", value);
         return set(IBV_QP_MAX_DEST_RD_ATOMIC());
     }
 
     /** The RNR NAK timer code, 0..31 ({@code IBV_QP_MIN_RNR_TIMER}; 12 = 0.64 ms). */
     public QueuePairAttributes minRnrTimer(int value) {
-        minRnrTimer = value;
+        minRnrTimer = FieldRange.check("min_rnr_timer", value, 0, 31);
         return set(IBV_QP_MIN_RNR_TIMER());
     }
 
     /** The local ACK timeout code, 0..31: 4.096 µs × 2^value, 0 = infinite ({@code IBV_QP_TIMEOUT}). */
     public QueuePairAttributes timeout(int value) {
-        timeout = value;
+        timeout = FieldRange.check("timeout", value, 0, 31);
         return set(IBV_QP_TIMEOUT());
     }
 
     /** Transport retries before {@link WorkCompletionStatus#RETRY_EXCEEDED_ERROR}, 0..7 ({@code IBV_QP_RETRY_CNT}). */
     public QueuePairAttributes retryCount(int value) {
-        retryCount = value;
+        retryCount = FieldRange.check("retry_cnt", value, 0, 7);
         return set(IBV_QP_RETRY_CNT());
     }
 
@@ -146,7 +148,7 @@ public final class QueuePairAttributes {
      * ({@code IBV_QP_RNR_RETRY}).
      */
     public QueuePairAttributes rnrRetry(int value) {
-        rnrRetry = value;
+        rnrRetry = FieldRange.check("rnr_retry", value, 0, 7);
         return set(IBV_QP_RNR_RETRY());
     }
 
@@ -347,12 +349,5 @@ public final class QueuePairAttributes {
     private QueuePairAttributes set(int bit) {
         mask |= bit;
         return this;
-    }
-
-    private static int psn(int value) {
-        if ((value & ~0xFFFFFF) != 0) {
-            throw new IllegalArgumentException("a PSN has 24 bits: " + value);
-        }
-        return value;
     }
 }

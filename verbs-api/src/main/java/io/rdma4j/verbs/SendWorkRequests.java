@@ -3,6 +3,7 @@ package io.rdma4j.verbs;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_mw_bind_info;
 import io.rdma4j.bindings.verbs.ibv_send_wr;
+import io.rdma4j.verbs.internal.FieldRange;
 import java.lang.foreign.ValueLayout;
 import java.util.Set;
 
@@ -22,7 +23,9 @@ import java.util.Set;
  * memory may then be reused at once and need not be registered, up to the QP's inline limit. Without it, the
  * memory must stay untouched until the request's completion.
  *
- * <p>Lifetime: owns its native memory; {@link #close()} frees it. Thread-safety: none — fill and post a batch from
+ * <p>Lifetime: owns its native memory; {@link #close()} frees it (a Cleaner frees a dropped batch's). A post
+ * refuses a batch that names a closed region (or handle, or window) with {@link IllegalStateException}, and the
+ * objects it names refuse to close while the post runs. Thread-safety: none — fill and post a batch from
  * one thread at a time; it may be refilled as soon as the post returns.
  */
 public final class SendWorkRequests extends WorkRequestBatch {
@@ -76,10 +79,21 @@ public final class SendWorkRequests extends WorkRequestBatch {
                 ibv_send_wr.sg_list$offset(), ibv_send_wr.num_sge$offset(), capacity, maxScatterGather);
     }
 
+    /** How many requests have a {@link #destination}; the request being filled has one if {@link #addressedNow}. */
+    private int addressed;
+    private boolean addressedNow;
+
     /** Empties the batch. */
     public SendWorkRequests clear() {
         reset();
+        addressed = 0;
+        addressedNow = false;
         return this;
+    }
+
+    /** Whether every request has a destination, as a UD queue pair needs (providers dereference its handle). */
+    boolean everyRequestAddressed() {
+        return addressed == count();
     }
 
     /** Adds a SEND ({@code IBV_WR_SEND}): the gathered bytes go to the peer's next receive. */
@@ -159,6 +173,8 @@ public final class SendWorkRequests extends WorkRequestBatch {
                                              long offset, long length, Set<Access> access) {
         java.util.Objects.checkFromIndexSize(offset, length, region.length());
         long at = start(workRequestId, WR_BIND_MW);
+        name(window);
+        name(region);
         requests.set(ValueLayout.JAVA_LONG, at + BIND_MW, window.handle().address());
         requests.set(ValueLayout.JAVA_INT, at + BIND_RKEY, newRkey);
         requests.set(ValueLayout.JAVA_LONG, at + BIND_MR, region.handle().address());
@@ -208,8 +224,14 @@ public final class SendWorkRequests extends WorkRequestBatch {
      * Addresses the last request, on a UD queue pair, to QP {@code remoteQueuePair} behind {@code address}.
      */
     public SendWorkRequests destination(AddressHandle address, int remoteQueuePair, int remoteQkey) {
+        FieldRange.bits("remote_qpn", remoteQueuePair, 24);
         long at = current();
         requests.set(ValueLayout.JAVA_LONG, at + UD_AH, address.handle().address());
+        name(address);
+        if (!addressedNow) {
+            addressedNow = true;
+            addressed++;
+        }
         requests.set(ValueLayout.JAVA_INT, at + UD_QPN, remoteQueuePair);
         requests.set(ValueLayout.JAVA_INT, at + UD_QKEY, remoteQkey);
         return this;
@@ -217,6 +239,7 @@ public final class SendWorkRequests extends WorkRequestBatch {
 
     private long start(long workRequestId, int opcode) {
         long at = begin(workRequestId);
+        addressedNow = false;
         requests.set(ValueLayout.JAVA_INT, at + OPCODE, opcode);
         return at;
     }

@@ -34,11 +34,18 @@ public final class SharedReceiveQueue extends VerbsObject {
     /**
      * Posts the batch's receive requests ({@code ibv_post_srq_recv}). Allocates nothing.
      *
-     * @throws PostException if the provider rejected a request (its index is in the exception)
+     * @throws PostException         if the provider rejected a request (its index is in the exception)
+     * @throws IllegalStateException if this queue or the batch is closed, or a request names a closed region
      */
     public void postReceive(ReceiveWorkRequests requests) {
         MemorySegment first = requests.prepareForPost();
-        int rc = ContextOps.ibv_post_srq_recv(postFunction, handle(), first, requests.badRequest());
+        int rc;
+        requests.pinNamed();
+        try {
+            rc = ContextOps.ibv_post_srq_recv(postFunction, handle(), first, requests.badRequest());
+        } finally {
+            requests.unpinNamed();
+        }
         if (rc != 0) {
             throw new PostException("ibv_post_srq_recv", rc, requests.badIndex());
         }

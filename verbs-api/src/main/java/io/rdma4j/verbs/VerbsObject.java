@@ -1,9 +1,13 @@
 package io.rdma4j.verbs;
 
 import io.rdma4j.verbs.internal.NativeResource;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
+import java.lang.ref.WeakReference;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -11,9 +15,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * is safe against concurrent use, a place in the object tree, and a {@link Cleaner} that closes it, with a warning,
  * if the program drops it without closing it.
  *
- * <p>A child keeps its parent alive (a strong reference to the Java object); the parent knows its live children's
- * C objects, so closing a parent first closes every live descendant, in the order libibverbs requires: QP, SRQ,
- * CQ, completion channel, MW/AH, MR (a bound window holds its region), PD, context ({@link Rank}).
+ * <p>A child keeps its parent alive (a strong reference to the Java object), and an open parent keeps its open
+ * children alive, so the Cleaner reclaims a tree of objects (a context and everything created on it) only as a
+ * whole, once none of its objects is reachable: a connected queue pair whose last reference the program dropped
+ * keeps working as long as its protection domain, its CQ or anything else of its tree is in use. Closing a parent
+ * first closes every live descendant, in the order libibverbs requires: QP, SRQ, CQ, completion channel, MW/AH,
+ * MR (a bound window holds its region), PD, context ({@link Rank}).
  */
 abstract class VerbsObject implements AutoCloseable {
 
@@ -35,6 +42,8 @@ abstract class VerbsObject implements AutoCloseable {
     private final boolean borrowed;
     /** What this object uses, kept reachable so that their Cleaners cannot run while it lives. */
     private final List<Object> used = new CopyOnWriteArrayList<>();
+    /** The open children, kept reachable while this object is; each leaves the map when its C object is destroyed. */
+    private final Map<NativeResource, VerbsObject> children = new ConcurrentHashMap<>();
 
     /**
      * Wraps a C object that was just created under {@code parent}.
@@ -48,9 +57,44 @@ abstract class VerbsObject implements AutoCloseable {
                 getClass().getSimpleName(), destroyVerb, destroyer);
         this.borrowed = destroyer == null;
         resource.owner(this);
+        if (parent != null) {
+            keepChild(parent.children, resource, this);
+        }
         if (!borrowed) {
             CLEANER.register(this, resource);
         }
+    }
+
+    /**
+     * Puts {@code child} into its parent's {@code children} until its C object is destroyed. Static, so that the
+     * removal action (held by the child's Cleaner action) captures neither Java object, and the map only weakly:
+     * a strong path from a Cleaner action to an object would keep that object from ever being reclaimed.
+     */
+    private static void keepChild(Map<NativeResource, VerbsObject> children, NativeResource resource,
+                                  VerbsObject child) {
+        children.put(resource, child);
+        WeakReference<Map<NativeResource, VerbsObject>> weak = new WeakReference<>(children);
+        resource.afterClose(() -> {
+            Map<NativeResource, VerbsObject> map = weak.get();
+            if (map != null) {
+                map.remove(resource);
+            }
+        });
+        if (resource.isClosed()) {
+            children.remove(resource); // closed with its parent before the action was in place
+        }
+    }
+
+    /**
+     * Frees {@code arena} once {@code owner} is unreachable, if the program did not close it (the native memory of
+     * batches and completion arrays). Static, so that the action cannot capture the owner.
+     */
+    static void freeWhenUnreachable(Object owner, Arena arena) {
+        CLEANER.register(owner, () -> {
+            if (arena.scope().isAlive()) {
+                arena.close();
+            }
+        });
     }
 
     /** Wraps a C object that another library owns and destroys: {@link #close()} is refused, no Cleaner runs. */

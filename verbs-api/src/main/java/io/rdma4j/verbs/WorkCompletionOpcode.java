@@ -25,7 +25,12 @@ public enum WorkCompletionOpcode implements CValue {
     /** {@code IBV_WC_RECV}. */
     RECEIVE(RdmaCore.IBV_WC_RECV()),
     /** {@code IBV_WC_RECV_RDMA_WITH_IMM}. */
-    RECEIVE_RDMA_WRITE_WITH_IMMEDIATE(RdmaCore.IBV_WC_RECV_RDMA_WITH_IMM());
+    RECEIVE_RDMA_WRITE_WITH_IMMEDIATE(RdmaCore.IBV_WC_RECV_RDMA_WITH_IMM()),
+    /**
+     * An opcode that this version of rdma4j does not know (from a newer rdma-core or provider); polling never fails on
+     * one.
+     */
+    UNKNOWN(-1);
 
     /** C value to constant, dense: mapping must not allocate on the data path (getEnumConstants copies). */
     private static final WorkCompletionOpcode[] BY_VALUE = CValue.table(values(), WorkCompletionOpcode[]::new);
@@ -43,6 +48,6 @@ public enum WorkCompletionOpcode implements CValue {
 
     /** The constant for a C value from a work completion. */
     static WorkCompletionOpcode fromC(int value) {
-        return BY_VALUE[value];
+        return CValue.lookUp(BY_VALUE, value, UNKNOWN);
     }
 }

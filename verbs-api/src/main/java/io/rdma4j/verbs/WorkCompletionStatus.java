@@ -51,7 +51,12 @@ public enum WorkCompletionStatus implements CValue {
     /** {@code IBV_WC_TM_ERR}. */
     TAG_MATCHING_ERROR(RdmaCore.IBV_WC_TM_ERR()),
     /** {@code IBV_WC_TM_RNDV_INCOMPLETE}. */
-    TAG_MATCHING_RENDEZVOUS_INCOMPLETE(RdmaCore.IBV_WC_TM_RNDV_INCOMPLETE());
+    TAG_MATCHING_RENDEZVOUS_INCOMPLETE(RdmaCore.IBV_WC_TM_RNDV_INCOMPLETE()),
+    /**
+     * A status that this version of rdma4j does not know (from a newer rdma-core or provider); polling never fails on
+     * one.
+     */
+    UNKNOWN(-1);
 
     /** C value to constant, dense: mapping must not allocate on the data path (getEnumConstants copies). */
     private static final WorkCompletionStatus[] BY_VALUE = CValue.table(values(), WorkCompletionStatus[]::new);
@@ -69,6 +74,6 @@ public enum WorkCompletionStatus implements CValue {
 
     /** The constant for a C value from a work completion. */
     static WorkCompletionStatus fromC(int value) {
-        return BY_VALUE[value];
+        return CValue.lookUp(BY_VALUE, value, UNKNOWN);
     }
 }

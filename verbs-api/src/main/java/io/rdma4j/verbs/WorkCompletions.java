@@ -12,7 +12,7 @@ import java.util.Objects;
  * {@link CompletionQueue#poll(WorkCompletions)} fills ({@code ibv_poll_cq}). Reading a field reads the native
  * struct in place: nothing is allocated per poll or per completion.
  *
- * <p>Lifetime: owns its native array; {@link #close()} frees it. Thread-safety: none — one thread polls into and
+ * <p>Lifetime: owns its native array; {@link #close()} frees it (a Cleaner frees a dropped one's). Thread-safety: none — one thread polls into and
  * reads a batch at a time (use one batch per polling thread).
  */
 public final class WorkCompletions implements AutoCloseable {
@@ -46,6 +46,7 @@ public final class WorkCompletions implements AutoCloseable {
         }
         this.capacity = capacity;
         this.array = arena.allocate(ibv_wc.layout(), capacity);
+        VerbsObject.freeWhenUnreachable(this, arena);
     }
 
     /** How many completions a poll may return. */

@@ -4,6 +4,7 @@ import io.rdma4j.bindings.verbs.ibv_sge;
 import java.lang.foreign.Arena;
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemorySegment;
+import io.rdma4j.verbs.internal.NativeResource;
 import java.lang.foreign.ValueLayout;
 import java.util.Objects;
 
@@ -12,6 +13,12 @@ import java.util.Objects;
  * each with its own run of scatter/gather entries, linked through {@code next} once at construction. Filling a
  * batch writes the native structs in place; posting passes the first one to the verb. Nothing is allocated after
  * construction: addresses are written as 64-bit values, never as new segments.
+ *
+ * <p>The batch also remembers the objects its requests name (regions, address handles, windows). A post checks
+ * that each is still open and pins it for the length of the call ({@link NativeResource#pin}), so a region closed
+ * after it was added, or closed by another thread during the post, is an {@link IllegalStateException} rather
+ * than the provider reading freed memory. Runs of one object are remembered once: a batch gathering everything
+ * from one region costs one pin per post. A forgotten batch's memory is freed by a {@link java.lang.ref.Cleaner}.
  */
 abstract class WorkRequestBatch implements AutoCloseable {
 
@@ -34,6 +41,9 @@ abstract class WorkRequestBatch implements AutoCloseable {
     private final int maxScatterGather;
     private int count;
     private int currentSges;
+    /** The objects the filled requests name, each run of one object once. */
+    private final VerbsObject[] named;
+    private int namedCount;
 
     WorkRequestBatch(GroupLayout layout, long wrIdOffset, long nextOffset, long sgListOffset, long numSgeOffset,
                      int capacity, int maxScatterGather) {
@@ -54,6 +64,10 @@ abstract class WorkRequestBatch implements AutoCloseable {
         this.requests = arena.allocate(layout, capacity);
         this.sges = arena.allocate(ibv_sge.layout(), Math.max(1L, (long) capacity * maxScatterGather));
         this.badRequest = arena.allocate(ValueLayout.ADDRESS);
+        // Per request: its entries' regions plus at most two more objects (an address handle; a window and region).
+        this.named = new VerbsObject[Math.toIntExact(Math.min(Integer.MAX_VALUE - 8,
+                (long) capacity * (maxScatterGather + 2)))];
+        VerbsObject.freeWhenUnreachable(this, arena);
     }
 
     /** How many work requests the batch holds at most. */
@@ -75,6 +89,41 @@ abstract class WorkRequestBatch implements AutoCloseable {
     void reset() {
         count = 0;
         currentSges = 0;
+        java.util.Arrays.fill(named, 0, namedCount, null);
+        namedCount = 0;
+    }
+
+    /** Remembers that the current request names {@code object}, to be checked and pinned at post. */
+    final void name(VerbsObject object) {
+        object.checkOpen();
+        if (namedCount == 0 || named[namedCount - 1] != object) {
+            named[namedCount++] = object;
+        }
+    }
+
+    /**
+     * Pins every object the requests name, for a post; call {@link #unpinNamed()} when the post returns.
+     *
+     * @throws IllegalStateException naming the first object that is closed (nothing stays pinned)
+     */
+    final void pinNamed() {
+        for (int i = 0; i < namedCount; i++) {
+            if (!named[i].resource().pin()) {
+                unpin(i);
+                throw new IllegalStateException("a request names " + named[i].describe() + ", which is closed");
+            }
+        }
+    }
+
+    /** Ends {@link #pinNamed()}. */
+    final void unpinNamed() {
+        unpin(namedCount);
+    }
+
+    private void unpin(int n) {
+        for (int i = 0; i < n; i++) {
+            named[i].resource().unpin();
+        }
     }
 
     /** Starts the next work request, zeroed but for its links; returns its byte offset in {@link #requests}. */
@@ -104,6 +153,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
     final void addEntry(MemoryRegion region, long offset, int length) {
         Objects.checkFromIndexSize(offset, Integer.toUnsignedLong(length), region.length());
         addEntry(region.address() + offset, length, region.lkey());
+        name(region);
     }
 
     /** Appends a scatter/gather entry to the current request, unchecked: the device judges it. */

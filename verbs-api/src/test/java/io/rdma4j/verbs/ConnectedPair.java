@@ -72,11 +72,7 @@ final class ConnectedPair implements AutoCloseable {
         Mtu mtu = context.queryPort(1).activeMtu();
         client.readyToReceive(self, server.number(), 0, mtu);
         server.readyToReceive(self, client.number(), 0, mtu);
-        QueuePairAttributes rts = new QueuePairAttributes().state(QueuePairState.READY_TO_SEND).sendPsn(0);
-        if (client.type() == QueuePairType.RELIABLE_CONNECTED) {
-            rts.timeout(14).retryCount(7).rnrRetry(7).maxReadAtomic(1);
-        }
-        client.modify(clientReadyToSend.apply(rts));
+        client.modify(clientReadyToSend.apply(client.readyToSendAttributes(0)));
         server.readyToSend(0);
         return null;
     }

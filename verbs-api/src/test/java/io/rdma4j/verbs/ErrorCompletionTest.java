@@ -41,6 +41,24 @@ class ErrorCompletionTest extends PairFixture {
                 completions.status(0), completions.statusText(0));
     }
 
+    /**
+     * The defaults surface a dead peer: work sent to a queue pair that is gone ends in an error completion within
+     * seconds (Soft-RoCE retries forever with the retry count 7 that used to be the default).
+     */
+    @Test
+    void workSentToAPeerThatIsGoneEndsInAnErrorWithinSeconds() {
+        assumeFalse(iwarp(), "iWARP has no transport retry count: TCP and the connection manager notice a vanished"
+                + " peer, and siw (Linux 6.1) completes no WRITE to a destroyed peer QP at all (none in 10 s)");
+        pair.server.close();
+        long start = System.nanoTime();
+        pair.client.postSend(sends.clear().rdmaWrite(9, memory.address(), memory.rkey()).gather(memory, 0, 64)
+                .signaled());
+        await(pair.clientCq, completions, 1); // fails after 10 s
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        assertEquals(WorkCompletionStatus.RETRY_EXCEEDED_ERROR, completions.status(0), completions.statusText(0));
+        System.out.println("dead peer reported after " + millis + " ms: " + completions.statusText(0));
+    }
+
     @Test
     void readingWithAWrongRemoteKeyIsARemoteAccessError() {
         sends.clear().rdmaRead(2, memory.address(), memory.rkey() ^ 0x5500).gather(memory, 0, 64).signaled();

@@ -54,12 +54,20 @@ class ExtendedVerbsTest {
                     assertEquals(99, serverPoll.immediateData());
                     assertEquals(server.number(), serverPoll.queuePairNumber());
                     assertThrows(IllegalStateException.class, serverPoll::sourceQueuePair, "a field not chosen");
+                    assertThrows(IllegalStateException.class, serverPoll::start, "one poll at a time");
                     assertFalse(serverPoll.next());
                 } finally {
                     serverPoll.end();
                 }
+                assertThrows(IllegalStateException.class, serverPoll::end, "no poll under way");
                 assertEquals("built in place", DataPathTest.read(memory, 2048));
                 assertEquals("built in place", DataPathTest.read(memory, 4096));
+                client.close();
+                assertThrows(IllegalStateException.class, send::start, "the queue pair is closed");
+                assertThrows(IllegalStateException.class, () -> send.next(3, true));
+                server.close();
+                serverCq.close();
+                assertThrows(IllegalStateException.class, serverPoll::start, "the queue is closed");
             } finally {
                 if (connector != null) {
                     connector.close();

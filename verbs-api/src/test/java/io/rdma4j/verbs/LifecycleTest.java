@@ -1,10 +1,13 @@
 package io.rdma4j.verbs;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.abort;
 
+import java.lang.ref.WeakReference;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -94,6 +97,36 @@ class LifecycleTest {
     @Test
     void context() {
         lifecycle(c -> TestDevice.open(), Context::queryDevice);
+    }
+
+    /**
+     * The garbage collector's rule: an open parent keeps the children the program dropped (a connected queue pair
+     * only its CQ is polled for, a region the device writes into), and lets go of them once they are closed.
+     */
+    @Test
+    void anOpenParentKeepsTheChildrenTheProgramDroppedAndLetsGoOfThemOnceClosed() throws InterruptedException {
+        WeakReference<QueuePair> qp = new WeakReference<>(pd.queuePair(QueuePairType.RELIABLE_CONNECTED)
+                .completionQueue(cq).create());
+        WeakReference<MemoryRegion> memory = new WeakReference<>(pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE)));
+        collectGarbage();
+        QueuePair kept = qp.get();
+        assertNotNull(kept, "the open protection domain keeps its queue pair");
+        assertFalse(kept.isClosed());
+        kept.initialize(1, Set.of(Access.REMOTE_WRITE));
+        assertNotNull(memory.get(), "and its region");
+        kept.close();
+        kept = null;
+        memory.get().close();
+        collectGarbage();
+        assertNull(qp.get(), "a closed child is not kept");
+        assertNull(memory.get(), "a closed child is not kept");
+    }
+
+    private static void collectGarbage() throws InterruptedException {
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+            Thread.sleep(50);
+        }
     }
 
     /** Creates an object, uses it, closes it twice, and checks that using it again is a clear exception. */

@@ -52,6 +52,19 @@ class RdmaExceptionTest {
         assertThrows(IllegalArgumentException.class, () -> CValue.of(PortState.class, 99));
     }
 
+    /** Values from a newer rdma-core on the poll and event paths map to UNKNOWN: never an exception there. */
+    @Test
+    void unknownCompletionAndEventValuesAreUnknownNotAnException() {
+        assertEquals(WorkCompletionStatus.RETRY_EXCEEDED_ERROR, WorkCompletionStatus.fromC(RdmaCore.IBV_WC_RETRY_EXC_ERR()));
+        assertEquals(WorkCompletionStatus.UNKNOWN, WorkCompletionStatus.fromC(999));
+        assertEquals(WorkCompletionStatus.UNKNOWN, WorkCompletionStatus.fromC(-2));
+        assertEquals(WorkCompletionOpcode.RECEIVE, WorkCompletionOpcode.fromC(RdmaCore.IBV_WC_RECV()));
+        assertEquals(WorkCompletionOpcode.UNKNOWN, WorkCompletionOpcode.fromC(100), "a hole in the C values");
+        assertEquals(WorkCompletionOpcode.UNKNOWN, WorkCompletionOpcode.fromC(4096));
+        assertEquals(AsyncEventType.UNKNOWN, CValue.of(AsyncEventType.class, 4242, AsyncEventType.UNKNOWN));
+        assertEquals(AsyncEventType.Subject.UNKNOWN, AsyncEventType.UNKNOWN.subject());
+    }
+
     @Test
     void aHostWithoutTheKernelStackListsNoDevices() {
         org.junit.jupiter.api.Assumptions.assumeFalse(

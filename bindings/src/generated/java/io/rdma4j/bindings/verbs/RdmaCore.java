@@ -21,8 +21,8 @@ public class RdmaCore extends RdmaCore$shared {
 
     static final Arena LIBRARY_ARENA = Arena.ofAuto();
 
-    static final SymbolLookup SYMBOL_LOOKUP = SymbolLookup.libraryLookup("libibverbs.so.1", LIBRARY_ARENA)
-            .or(SymbolLookup.libraryLookup("librdmacm.so.1", LIBRARY_ARENA))
+    static final SymbolLookup SYMBOL_LOOKUP = io.rdma4j.bindings.shim.NativeLibraries.lookup("libibverbs.so.1", LIBRARY_ARENA)
+            .or(io.rdma4j.bindings.shim.NativeLibraries.lookup("librdmacm.so.1", LIBRARY_ARENA))
             .or(SymbolLookup.loaderLookup())
             .or(Linker.nativeLinker().defaultLookup());
 

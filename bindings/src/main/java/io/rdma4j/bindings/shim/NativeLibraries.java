@@ -7,9 +7,10 @@ import java.lang.foreign.SymbolLookup;
  * Checks that rdma-core's shared libraries can be loaded before any generated class touches them.
  *
  * <p>The generated {@code RdmaCore} class opens {@code libibverbs.so.1} and {@code librdmacm.so.1} in its static
- * initializer; if either is missing the JVM reports an {@link ExceptionInInitializerError} with a linker message
- * and the class is unusable for the rest of the process. Every rdma4j entry point calls {@link #require()} first,
- * so a missing library is a clear {@link UnsatisfiedLinkError} naming the Debian/Ubuntu package instead.
+ * initializer, through {@link #lookup} ({@code bindings/regenerate} points jextract's output there). Whichever
+ * class touches it first (an entry point, or a user's {@code static final EnumSet} of rdma4j constants), a missing
+ * library is a clear {@link UnsatisfiedLinkError} naming the Debian/Ubuntu package: being an {@link Error}, it is
+ * not wrapped into an {@link ExceptionInInitializerError}. Entry points also call {@link #require()} first.
  *
  * <p>Thread-safe; the successful check is cached.
  */
@@ -49,7 +50,21 @@ public final class NativeLibraries {
     static void check(String soname, String packages) {
         // A shared arena: the probe handle is closed again at once, the real load happens in RdmaCore.
         try (Arena probe = Arena.ofShared()) {
-            SymbolLookup.libraryLookup(soname, probe);
+            load(soname, packages, probe);
+        }
+    }
+
+    /**
+     * {@link SymbolLookup#libraryLookup(String, Arena)}, with a missing library reported as an
+     * {@link UnsatisfiedLinkError} that says what to install. The generated {@code RdmaCore} loads through this.
+     */
+    public static SymbolLookup lookup(String soname, Arena arena) {
+        return load(soname, soname.equals(RDMA_CM_SONAME) ? "librdmacm1" : "libibverbs1 ibverbs-providers", arena);
+    }
+
+    private static SymbolLookup load(String soname, String packages, Arena arena) {
+        try {
+            return SymbolLookup.libraryLookup(soname, arena);
         } catch (IllegalArgumentException notFound) {
             UnsatisfiedLinkError error = new UnsatisfiedLinkError(
                     "rdma4j needs the rdma-core user-space library " + soname + ", which could not be loaded. Install it:"

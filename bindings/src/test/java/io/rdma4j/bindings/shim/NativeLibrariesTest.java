@@ -22,4 +22,14 @@ class NativeLibrariesTest {
         assertTrue(error.getMessage().contains("apt-get install libibverbs1 ibverbs-providers"), error.getMessage());
         assertInstanceOf(IllegalArgumentException.class, error.getCause());
     }
+
+    /** What the generated RdmaCore loads through: an Error, so a class initializer passes it on unwrapped. */
+    @Test
+    void theGeneratedBindingsLoadThroughACheckThatNamesThePackage() {
+        UnsatisfiedLinkError error = assertThrows(UnsatisfiedLinkError.class,
+                () -> NativeLibraries.lookup("libibverbs-missing.so.9", java.lang.foreign.Arena.ofAuto()));
+        assertTrue(error.getMessage().contains("apt-get install libibverbs1 ibverbs-providers"), error.getMessage());
+        assertDoesNotThrow(() -> NativeLibraries.lookup(NativeLibraries.RDMA_CM_SONAME,
+                java.lang.foreign.Arena.ofAuto()));
+    }
 }

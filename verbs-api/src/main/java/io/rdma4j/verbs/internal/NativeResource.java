@@ -3,6 +3,8 @@ package io.rdma4j.verbs.internal;
 import io.rdma4j.verbs.RdmaException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -22,6 +24,10 @@ import org.slf4j.LoggerFactory;
  * ({@link #uses}) refuses to close until they are closed. An object can also close with a second owner
  * ({@link #closesWith}): a queue pair that librdmacm made for an id closes before that id, and before its
  * protection domain.
+ *
+ * <p>A post names objects that are not its arguments (the regions, address handles and windows of a batch's
+ * requests); it {@link #pin}s them for the length of the call, and a close refuses while an object is pinned, so
+ * the provider never reads a region or handle that is being freed.
  *
  * <p>The pointer is held as a segment scoped to a shared {@link Arena}. A downcall keeps the scopes of its segment
  * arguments alive while it runs, and closing a shared arena fails while a call holds it, so {@link #close} can
@@ -61,6 +67,21 @@ public final class NativeResource implements Runnable {
     private volatile Arena arena;
     private volatile MemorySegment handle;
     private boolean closed;
+    /** Whether a thread is inside {@link #close} for this object; guarded by this. */
+    private boolean closeInProgress;
+    /** Calls in progress that name this object without passing it (see {@link #pin}). */
+    private volatile int pins;
+    /** Set before a close checks {@link #pins}, and kept once closed; a pin that sees it backs off. */
+    private volatile boolean closing;
+    private static final VarHandle PINS;
+
+    static {
+        try {
+            PINS = MethodHandles.lookup().findVarHandle(NativeResource.class, "pins", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /**
      * Takes over a C object just created under {@code parent}. If the parent was closed meanwhile, destroys the
@@ -108,6 +129,28 @@ public final class NativeResource implements Runnable {
         }
     }
 
+    /**
+     * Marks the object as named by a call in progress (a post whose requests name this region), so that a close on
+     * another thread refuses instead of freeing what the call reads. Allocates nothing; pair every {@code true}
+     * with {@link #unpin()}.
+     *
+     * @return false if the object is closed or being closed (then nothing is pinned)
+     */
+    public boolean pin() {
+        PINS.getAndAdd(this, 1);
+        // The close sets closing, then reads pins; this adds to pins, then reads closing: one of the two sees the other.
+        if (closing) {
+            PINS.getAndAdd(this, -1);
+            return false;
+        }
+        return true;
+    }
+
+    /** Ends a {@link #pin()}. */
+    public void unpin() {
+        PINS.getAndAdd(this, -1);
+    }
+
     /** The C pointer, whose scope is dead once the object is closed. */
     public MemorySegment handle() {
         return handle;
@@ -129,19 +172,55 @@ public final class NativeResource implements Runnable {
      */
     public void close(String description) {
         synchronized (this) {
+            // A close under way on another thread (the PD's own, while its context closes it as a descendant) is
+            // waited for: returning early would let the parent be destroyed while this one still is.
+            awaitCloseInProgress();
             if (closed) {
                 return;
             }
             if (!users.isEmpty()) {
                 throw new IllegalStateException(description + " is still used by " + users.stream()
-                        .map(u -> u.kind + "@0x" + Long.toHexString(u.address)).toList()
+                        .map(u -> u.kind + "@0x" + Long.toHexString(u.address)).distinct().toList()
                         + ": close them first (closing their protection domain or context closes everything in order)");
             }
             closed = true;
+            closeInProgress = true;
         }
+        try {
+            destroy(description);
+        } finally {
+            synchronized (this) {
+                closeInProgress = false;
+                notifyAll();
+            }
+        }
+    }
+
+    /** Waits, without giving up on interrupts (it keeps the flag), until no close of this object is under way. */
+    private void awaitCloseInProgress() {
+        boolean interrupted = false;
+        while (closeInProgress) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The body of {@link #close}: descendants, the C object, then the links to other objects. */
+    private void destroy(String description) {
         try {
             for (NativeResource descendant : liveDescendants()) {
                 descendant.close(descendant.kind);
+            }
+            closing = true;
+            if (pins != 0) {
+                throw new IllegalStateException(description + " cannot be closed while a call naming it runs (a post"
+                        + " whose requests name it, or an extended poll between start and end)");
             }
             try {
                 arena.close();
@@ -157,25 +236,15 @@ public final class NativeResource implements Runnable {
                 throw RdmaException.of(destroyVerb, rc, description + " is still in use");
             }
         } catch (RuntimeException failed) {
+            closing = false;
             synchronized (this) {
                 closed = false;
             }
             throw failed;
         }
-        NativeResource parentNow = parent;
-        if (parentNow != null) {
-            parentNow.release(this);
-        }
+        // Leave the users of what this used first: a parent's close running on another thread may no longer see
+        // this object among its descendants once it is released below, and must then find its CQs free.
         List<NativeResource> usedNow;
-        List<NativeResource> ownersNow;
-        synchronized (this) {
-            ownersNow = List.copyOf(owners);
-            owners.clear();
-        }
-        for (NativeResource other : ownersNow) {
-            other.release(this);
-        }
-        afterClose.forEach(Runnable::run);
         synchronized (this) {
             usedNow = List.copyOf(used);
             used.clear();
@@ -185,6 +254,19 @@ public final class NativeResource implements Runnable {
                 other.users.remove(this);
             }
         }
+        NativeResource parentNow = parent;
+        if (parentNow != null) {
+            parentNow.release(this);
+        }
+        List<NativeResource> ownersNow;
+        synchronized (this) {
+            ownersNow = List.copyOf(owners);
+            owners.clear();
+        }
+        for (NativeResource other : ownersNow) {
+            other.release(this);
+        }
+        afterClose.forEach(Runnable::run);
     }
 
     /** The Cleaner action: the Java object was collected; close the C object if the program forgot to. */

@@ -1,0 +1,173 @@
+package io.rdma4j.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.abort;
+
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Misuse that used to reach the provider with freed memory, now refused with {@link IllegalStateException}: batches
+ * naming objects closed after they were added, objects closed by another thread during a post, and a parent and
+ * child closed from two threads at once. Each case ran into SIGSEGV (in the provider or libibverbs) before.
+ */
+@Tag("device")
+class MisuseTest extends PairFixture {
+
+    MisuseTest() {
+        super(4, 2);
+    }
+
+    @Test
+    void aRegionClosedAfterItWasAddedToABatchIsRefusedAtPostAndNothingIsPosted() {
+        MemoryRegion gone = pair.pd.allocateMemory(64, Set.of(Access.LOCAL_WRITE));
+        sends.clear().send(1).gather(gone, 0, 16).inline().signaled();
+        receives.clear().add(2).scatter(gone, 0, 64);
+        gone.close();
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> pair.client.postSend(sends),
+                "the provider would copy the inline bytes from freed memory");
+        assertTrue(e.getMessage().contains(gone.describe()) && e.getMessage().contains("closed"), e.getMessage());
+        assertThrows(IllegalStateException.class, () -> pair.server.postReceive(receives));
+        assertThrows(IllegalStateException.class, () -> sends.clear().send(3).gather(gone, 0, 16), "nor added");
+        assertEquals(0, pair.clientCq.poll(completions), "nothing was posted");
+        try (MemoryRegion source = pair.pd.allocateMemory(64, Set.of(Access.LOCAL_WRITE));
+             MemoryRegion target = pair.pd.allocateMemory(64, ConnectedPair.REMOTE_ACCESS)) {
+            pair.client.postSend(sends.clear().rdmaWrite(4, target.address(), target.rkey()).gather(source, 0, 8)
+                    .signaled());
+            ConnectedPair.await(pair.clientCq, completions, 1);
+            assertEquals(WorkCompletionStatus.SUCCESS, completions.status(0), "the queue pair was not disturbed");
+        }
+    }
+
+    /**
+     * One thread RDMA WRITEs inline from a region, post after post, while another closes the region: the close is
+     * refused while a post runs, so the writer ends with an exception naming the region, never in the provider's
+     * memcpy of freed memory.
+     */
+    @Test
+    void aRegionClosedWhileAnotherThreadPostsFromItEndsThePostsWithAnException() throws InterruptedException {
+        try (MemoryRegion target = pair.pd.allocateMemory(64, ConnectedPair.REMOTE_ACCESS)) {
+            for (int round = 0; round < 20; round++) {
+                MemoryRegion source = pair.pd.allocateMemory(64, Set.of(Access.LOCAL_WRITE));
+                AtomicReference<Throwable> writerEnded = new AtomicReference<>();
+                CountDownLatch writing = new CountDownLatch(1);
+                Thread writer = Thread.ofPlatform().start(() -> {
+                    try {
+                        for (long id = 0; ; id++) {
+                            pair.client.postSend(sends.clear().rdmaWrite(id, target.address(), target.rkey())
+                                    .gather(source, 0, 32).inline().signaled());
+                            ConnectedPair.await(pair.clientCq, completions, 1);
+                            writing.countDown();
+                        }
+                    } catch (Throwable t) {
+                        writerEnded.set(t);
+                    }
+                });
+                writing.await();
+                LockSupport.parkNanos(round * 50_000L);
+                while (!source.isClosed()) {
+                    try {
+                        source.close();
+                    } catch (IllegalStateException duringAPost) {
+                        assertTrue(duringAPost.getMessage().contains("while a call naming it runs"),
+                                duringAPost.getMessage());
+                    }
+                }
+                writer.join();
+                Throwable t = writerEnded.get();
+                assertTrue(t instanceof IllegalStateException && t.getMessage().contains(source.describe()),
+                        String.valueOf(t));
+            }
+        }
+    }
+
+    @Test
+    void anAddressHandleClosedAfterItWasAddedIsRefusedAtPost() {
+        GidEntry gid = context.gidTable().getFirst();
+        AddressHandle ah;
+        try {
+            ah = pair.pd.createAddressHandle(AddressVector.ofGid(gid.gid(), gid.index(), 1));
+        } catch (UnsupportedVerbException e) {
+            abort("the provider has no address handles: " + e.getMessage());
+            return;
+        }
+        try (MemoryRegion source = pair.pd.allocateMemory(64, Set.of(Access.LOCAL_WRITE))) {
+            sends.clear().send(1).gather(source, 0, 8).destination(ah, 1, 0x11111111);
+            ah.close();
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> pair.client.postSend(sends));
+            assertTrue(e.getMessage().contains(ah.describe()), e.getMessage());
+        }
+    }
+
+    @Test
+    void aMemoryWindowClosedAfterItWasAddedIsRefusedAtPost() {
+        MemoryWindow window;
+        try {
+            window = pair.pd.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
+        } catch (UnsupportedVerbException e) {
+            abort("the provider has no type 2 memory windows: " + e.getMessage());
+            return;
+        }
+        try (MemoryRegion target = pair.pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE, Access.MW_BIND))) {
+            sends.clear().bindMemoryWindow(1, window, window.nextRkey(), target, 0, 1024, Set.of(Access.REMOTE_WRITE))
+                    .signaled();
+            window.close();
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> pair.client.postSend(sends));
+            assertTrue(e.getMessage().contains(window.describe()), e.getMessage());
+        }
+    }
+
+    /** Found by the fuzzer: a UD send without a destination made rxe dereference a NULL address handle (SIGSEGV). */
+    @Test
+    void aSendOnAUdQueuePairWithoutADestinationIsRefused() {
+        QueuePair ud;
+        try {
+            ud = pair.pd.queuePair(QueuePairType.UNRELIABLE_DATAGRAM).completionQueue(pair.clientCq).create();
+        } catch (UnsupportedVerbException e) {
+            abort("the provider has no UD queue pairs: " + e.getMessage());
+            return;
+        }
+        try (MemoryRegion source = pair.pd.allocateMemory(64, Set.of(Access.LOCAL_WRITE))) {
+            sends.clear().send(1).gather(source, 0, 8);
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> ud.postSend(sends));
+            assertTrue(e.getMessage().contains("destination"), e.getMessage());
+        } finally {
+            ud.close();
+        }
+    }
+
+    /** A PD and its context closed from two threads at once (SIGSEGV in the provider before): both close, in order. */
+    @Test
+    void aProtectionDomainAndItsContextClosedFromTwoThreadsAtOnceCloseInOrder() throws InterruptedException {
+        for (int round = 0; round < 50; round++) {
+            Context other = TestDevice.open();
+            ProtectionDomain pd = other.allocateProtectionDomain();
+            pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE));
+            pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(other.createCompletionQueue(4)).create();
+            CountDownLatch go = new CountDownLatch(1);
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            Thread a = Thread.ofPlatform().start(() -> closeAfter(go, pd, failed));
+            Thread b = Thread.ofPlatform().start(() -> closeAfter(go, other, failed));
+            go.countDown();
+            a.join();
+            b.join();
+            assertEquals(null, failed.get());
+            assertTrue(pd.isClosed() && other.isClosed());
+        }
+    }
+
+    private static void closeAfter(CountDownLatch go, AutoCloseable object, AtomicReference<Throwable> failed) {
+        try {
+            go.await();
+            object.close();
+        } catch (Throwable t) {
+            failed.compareAndSet(null, t);
+        }
+    }
+}
