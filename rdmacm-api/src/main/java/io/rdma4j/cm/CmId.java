@@ -1,5 +1,6 @@
 package io.rdma4j.cm;
 
+import io.rdma4j.bindings.shim.Pointers;
 import static io.rdma4j.cm.CmIdState.ACCEPTING;
 import static io.rdma4j.cm.CmIdState.ADDRESS_RESOLVED;
 import static io.rdma4j.cm.CmIdState.BOUND;
@@ -366,7 +367,7 @@ public final class CmId implements AutoCloseable {
                 return pointer -> {
                     int rc = RdmaCore.ibv_destroy_qp(pointer);
                     if (rc == 0) {
-                        rdma_cm_id.qp(MemorySegment.ofAddress(idAddress).reinterpret(rdma_cm_id.layout().byteSize()),
+                        rdma_cm_id.qp(Pointers.at(idAddress, rdma_cm_id.layout().byteSize()),
                                 MemorySegment.NULL);
                     }
                     return rc;

@@ -1,5 +1,6 @@
 package io.rdma4j.cm;
 
+import io.rdma4j.bindings.shim.Pointers;
 import io.rdma4j.bindings.verbs.rdma_conn_param;
 import io.rdma4j.verbs.internal.FieldRange;
 import java.lang.foreign.Arena;
@@ -154,7 +155,7 @@ public record ConnectionParameters(int queuePairNumber, int responderResources, 
         if (pointer.address() == 0 || n == 0) {
             return new byte[0];
         }
-        return pointer.reinterpret(n).toArray(ValueLayout.JAVA_BYTE);
+        return Pointers.sized(pointer, n).toArray(ValueLayout.JAVA_BYTE);
     }
 
     /** The bytes of {@code segment}, checked against what librdmacm can carry before they are copied. */

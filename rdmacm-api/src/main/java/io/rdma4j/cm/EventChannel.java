@@ -4,6 +4,7 @@ import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedConnectionManager;
 import io.rdma4j.bindings.shim.FileDescriptors;
 import io.rdma4j.bindings.shim.NativeLibraries;
+import io.rdma4j.bindings.shim.Pointers;
 import io.rdma4j.bindings.shim.Poller;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.rdma_cm_event;
@@ -147,7 +148,7 @@ public final class EventChannel implements AutoCloseable {
                 }
                 throw RdmaException.of("rdma_get_cm_event", errno);
             }
-            MemorySegment event = out.get(ValueLayout.ADDRESS, 0).reinterpret(rdma_cm_event.layout().byteSize());
+            MemorySegment event = Pointers.sized(out.get(ValueLayout.ADDRESS, 0), rdma_cm_event.layout().byteSize());
             try {
                 return copy(event);
             } finally {
@@ -161,7 +162,7 @@ public final class EventChannel implements AutoCloseable {
         int raw = rdma_cm_event.event(event);
         CmEventType type = CmEventType.of(raw);
         int status = rdma_cm_event.status(event);
-        MemorySegment idPointer = rdma_cm_event.id(event).reinterpret(rdma_cm_id.layout().byteSize());
+        MemorySegment idPointer = Pointers.sized(rdma_cm_event.id(event), rdma_cm_id.layout().byteSize());
         CmId listenId = ids.get(rdma_cm_event.listen_id(event).address());
         CmId subject = type == CmEventType.CONNECT_REQUEST
                 ? adopt(idPointer, listenId == null ? PortSpace.TCP : listenId.portSpace(), CmIdState.CONNECT_REQUEST)

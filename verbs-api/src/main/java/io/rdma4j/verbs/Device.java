@@ -3,6 +3,7 @@ package io.rdma4j.verbs;
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedVerbs;
 import io.rdma4j.bindings.shim.NativeLibraries;
+import io.rdma4j.bindings.shim.Pointers;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_device;
 import java.lang.foreign.MemorySegment;
@@ -62,7 +63,7 @@ public record Device(String name, long guid, NodeType nodeType, Transport transp
     public Context open() {
         return withDeviceList(devices -> {
             for (MemorySegment d : devices) {
-                MemorySegment dev = d.reinterpret(ibv_device.layout().byteSize());
+                MemorySegment dev = Pointers.sized(d, ibv_device.layout().byteSize());
                 if (ibv_device.name(dev).getString(0).equals(name)) {
                     MemorySegment state = Errno.state();
                     MemorySegment context = ExportedVerbs.ibv_open_device(state, d);
@@ -78,7 +79,7 @@ public record Device(String name, long guid, NodeType nodeType, Transport transp
 
     /** The device a {@code struct ibv_device} pointer describes. */
     static Device of(MemorySegment device) {
-        MemorySegment dev = device.reinterpret(ibv_device.layout().byteSize());
+        MemorySegment dev = Pointers.sized(device, ibv_device.layout().byteSize());
         return new Device(ibv_device.name(dev).getString(0), Long.reverseBytes(RdmaCore.ibv_get_device_guid(device)),
                 CValue.of(NodeType.class, ibv_device.node_type(dev)),
                 CValue.of(Transport.class, ibv_device.transport_type(dev)));
@@ -99,7 +100,7 @@ public record Device(String name, long guid, NodeType nodeType, Transport transp
         }
         try {
             List<MemorySegment> devices = new ArrayList<>();
-            MemorySegment array = list.reinterpret(Long.MAX_VALUE);
+            MemorySegment array = Pointers.sized(list, Long.MAX_VALUE);
             for (long i = 0; ; i++) {
                 MemorySegment d = array.getAtIndex(ValueLayout.ADDRESS, i);
                 if (d.address() == 0) {

@@ -1,5 +1,6 @@
 package io.rdma4j.verbs.internal;
 
+import io.rdma4j.bindings.shim.Pointers;
 import io.rdma4j.verbs.RdmaException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -98,7 +99,7 @@ public final class NativeResource implements Runnable {
         this.destroyer = destroyer;
         this.createdAt = TRACK_CREATION ? new Throwable(kind + " created here") : null;
         this.arena = Arena.ofShared();
-        this.handle = pointer.reinterpret(size, arena, null);
+        this.handle = Pointers.sized(pointer, size, arena);
         if (parent != null && !parent.adopt(this)) {
             arena.close();
             destroyer.destroy(MemorySegment.ofAddress(address));
@@ -231,7 +232,7 @@ public final class NativeResource implements Runnable {
             if (rc != 0) {
                 // Nothing was freed: give the object a new scope so that it stays usable, and report.
                 Arena revived = Arena.ofShared();
-                handle = MemorySegment.ofAddress(address).reinterpret(size, revived, null);
+                handle = Pointers.sized(MemorySegment.ofAddress(address), size, revived);
                 arena = revived;
                 throw RdmaException.of(destroyVerb, rc, description + " is still in use");
             }
