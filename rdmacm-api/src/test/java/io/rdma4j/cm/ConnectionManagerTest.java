@@ -30,6 +30,7 @@ import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -300,6 +301,52 @@ class ConnectionManagerTest {
         assertThrows(IllegalArgumentException.class, () -> id.setTypeOfService(256));
         assertThrows(IllegalArgumentException.class, () -> id.setAckTimeout(32));
         id.setAckTimeout(14);
+    }
+
+    /** A channel closed while another thread waits in next(): the waiter ends at once, the channel stays closed. */
+    @Test
+    void aChannelClosedWhileAThreadWaitsOnItWakesTheWaiter() throws Exception {
+        EventChannel waitedOn = EventChannel.create();
+        java.util.concurrent.CompletableFuture<Throwable> waiter = new java.util.concurrent.CompletableFuture<>();
+        Thread.ofVirtual().start(() -> {
+            try {
+                waitedOn.next(Duration.ofSeconds(60));
+                waiter.complete(null);
+            } catch (Throwable t) {
+                waiter.complete(t);
+            }
+        });
+        Thread.sleep(300);
+        waitedOn.close();
+        long closed = System.nanoTime();
+        Throwable ended = waiter.get(10, TimeUnit.SECONDS);
+        assertTrue(ended instanceof IllegalStateException, String.valueOf(ended));
+        assertTrue(System.nanoTime() - closed < TimeUnit.SECONDS.toNanos(5), "woken promptly");
+        waitedOn.close();
+        assertThrows(IllegalStateException.class, () -> waitedOn.createId(PortSpace.TCP), "still closed");
+    }
+
+    /** Dropped channels are closed by their Cleaner (each warns): their file descriptors do not pile up. */
+    @Test
+    void droppedEventChannelsAreClosedByTheirCleaner() throws Exception {
+        long before = openDescriptors();
+        for (int i = 0; i < 50; i++) {
+            EventChannel.create();
+        }
+        assertTrue(openDescriptors() >= before + 50, "each channel holds a descriptor");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (openDescriptors() > before + 5 && System.nanoTime() < deadline) {
+            System.gc();
+            Thread.sleep(100);
+        }
+        assertTrue(openDescriptors() <= before + 5, "descriptors: " + before + " before, " + openDescriptors() + " now");
+    }
+
+    private static long openDescriptors() throws java.io.IOException {
+        try (java.util.stream.Stream<java.nio.file.Path> fds = java.nio.file.Files.list(
+                java.nio.file.Path.of("/proc/self/fd"))) {
+            return fds.count();
+        }
     }
 
     /** Waits for both ESTABLISHED events; returns the client's. */

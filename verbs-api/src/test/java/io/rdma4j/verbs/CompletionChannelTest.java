@@ -54,6 +54,27 @@ class CompletionChannelTest extends PairFixture {
         assertTrue(completions.isSuccess(0), completions.statusText(0));
     }
 
+    /**
+     * A queue whose event another thread took from the channel (and rdma4j has not acknowledged yet: it acknowledges
+     * in batches) closes at once: ibv_destroy_cq would otherwise wait forever for the acknowledgement.
+     */
+    @Test
+    void aQueueWhoseEventAnotherThreadTookClosesWithoutWaiting() throws Exception {
+        pair.serverCq.requestNotification(false);
+        CompletableFuture<Optional<CompletionQueue>> taken = CompletableFuture.supplyAsync(() -> {
+            try {
+                return channel.await(Duration.ofSeconds(10));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        pair.client.postSend(sends.clear().send(1).gather(memory, 512, 8));
+        assertSame(pair.serverCq, taken.get(30, TimeUnit.SECONDS).orElseThrow());
+        pair.server.close(); // the queue's only user
+        CompletableFuture.runAsync(pair.serverCq::close).get(10, TimeUnit.SECONDS);
+        assertTrue(pair.serverCq.isClosed());
+    }
+
     @Test
     void aWaitWithoutEventsEndsAtItsTimeout() throws InterruptedException {
         pair.serverCq.requestNotification(false);
