@@ -15,6 +15,7 @@ import io.rdma4j.verbs.internal.NativeResource;
 import io.rdma4j.verbs.internal.QueuePairFactory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
@@ -435,6 +436,17 @@ public final class QueuePair extends VerbsObject {
                 sameContext("shared receive queue", sharedReceiveQueue.protectionDomain().context());
             }
             boolean extended = extendedOperations != null;
+            // The queues the new QP will use may not close between its creation and its uses(...) below: the
+            // kernel would refuse to destroy them (EBUSY), and libsiw unmaps a CQ before it asks the kernel.
+            List<VerbsObject> queues = sharedReceiveQueue == null
+                    ? List.of(sendCompletionQueue, receiveCompletionQueue)
+                    : List.of(sendCompletionQueue, receiveCompletionQueue, sharedReceiveQueue);
+            for (int i = 0; i < queues.size(); i++) {
+                if (!queues.get(i).resource().pin()) {
+                    queues.subList(0, i).forEach(q -> q.resource().unpin());
+                    throw new IllegalStateException(queues.get(i).describe() + " is closed");
+                }
+            }
             try (Arena arena = Arena.ofConfined()) {
                 // ibv_qp_init_attr_ex starts with the members of ibv_qp_init_attr: one struct serves both verbs.
                 MemorySegment init = arena.allocate(ibv_qp_init_attr_ex.layout());
@@ -466,6 +478,8 @@ public final class QueuePair extends VerbsObject {
                     created.uses(sharedReceiveQueue);
                 }
                 return created;
+            } finally {
+                queues.forEach(q -> q.resource().unpin());
             }
         }
     }

@@ -155,7 +155,8 @@ abstract class VerbsObject implements AutoCloseable {
      *
      * @throws IllegalStateException if a verb on this object is running on another thread right now
      * @throws RdmaException         if the destroy verb fails (e.g. EBUSY: still used by an object elsewhere); the
-     *                               object then stays open and usable
+     *                               object is closed all the same and its C object abandoned, never touched
+     *                               again (libsiw unmaps a CQ's or QP's queues before the kernel refuses)
      */
     @Override
     public final void close() {

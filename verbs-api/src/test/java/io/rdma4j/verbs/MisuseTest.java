@@ -5,6 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.abort;
 
+import io.rdma4j.bindings.shim.Errno;
+import io.rdma4j.bindings.shim.ExportedVerbs;
+import io.rdma4j.bindings.verbs.RdmaCore;
+import io.rdma4j.bindings.verbs.ibv_qp_cap;
+import io.rdma4j.bindings.verbs.ibv_qp_init_attr;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
@@ -139,6 +146,39 @@ class MisuseTest extends PairFixture {
             assertTrue(e.getMessage().contains("destination"), e.getMessage());
         } finally {
             ud.close();
+        }
+    }
+
+    /**
+     * Found by the fuzzer on siw: a CQ whose destroy the kernel refused (EBUSY: a QP still used it) stayed open in
+     * rdma4j, but libsiw had already unmapped its queue, and the next poll crashed. A refused destroy now abandons
+     * the object: closed to Java, its C object never touched again. The QP here is made behind rdma4j's back, the
+     * one way a test can make the kernel refuse.
+     */
+    @Test
+    void aQueueTheKernelRefusesToDestroyIsAbandonedNeverPolled() {
+        try (Context other = TestDevice.open(); Arena arena = Arena.ofConfined()) {
+            CompletionQueue cq = other.createCompletionQueue(4);
+            ProtectionDomain pd = other.allocateProtectionDomain();
+            MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
+            ibv_qp_init_attr.send_cq(init, cq.handle());
+            ibv_qp_init_attr.recv_cq(init, cq.handle());
+            ibv_qp_init_attr.qp_type(init, QueuePairType.RELIABLE_CONNECTED.value());
+            MemorySegment cap = ibv_qp_init_attr.cap(init);
+            ibv_qp_cap.max_send_wr(cap, 1);
+            ibv_qp_cap.max_recv_wr(cap, 1);
+            ibv_qp_cap.max_send_sge(cap, 1);
+            ibv_qp_cap.max_recv_sge(cap, 1);
+            MemorySegment hidden = ExportedVerbs.ibv_create_qp(Errno.state(), pd.handle(), init);
+            assertTrue(hidden.address() != 0, "the hidden QP was created");
+            try {
+                RdmaException refused = assertThrows(RdmaException.class, cq::close);
+                assertTrue(refused.getMessage().contains("abandoned"), refused.getMessage());
+                assertTrue(cq.isClosed());
+                assertThrows(IllegalStateException.class, () -> cq.poll(completions), "never polled again");
+            } finally {
+                assertEquals(0, RdmaCore.ibv_destroy_qp(hidden));
+            }
         }
     }
 

@@ -65,8 +65,8 @@ public final class NativeResource implements Runnable {
     private volatile WeakReference<Object> owner = new WeakReference<>(null);
     /** Run once the C object is destroyed, however it was closed (by its owner, its parent or the Cleaner). */
     private final List<Runnable> afterClose = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private volatile Arena arena;
-    private volatile MemorySegment handle;
+    private final Arena arena;
+    private final MemorySegment handle;
     private boolean closed;
     /** Whether a thread is inside {@link #close} for this object; guarded by this. */
     private boolean closeInProgress;
@@ -169,7 +169,8 @@ public final class NativeResource implements Runnable {
      * Closes every live descendant in rank order, then destroys this C object. Idempotent and thread-safe.
      *
      * @throws IllegalStateException if a verb on the object is running on another thread right now
-     * @throws RdmaException         if the destroy verb fails; the object then stays open and usable
+     * @throws RdmaException         if the destroy verb fails; the object is then closed all the same and its C
+     *                               object abandoned (a provider may have freed part of it before refusing)
      */
     public void close(String description) {
         synchronized (this) {
@@ -214,6 +215,7 @@ public final class NativeResource implements Runnable {
 
     /** The body of {@link #close}: descendants, the C object, then the links to other objects. */
     private void destroy(String description) {
+        int destroyRc;
         try {
             for (NativeResource descendant : liveDescendants()) {
                 descendant.close(descendant.kind);
@@ -228,14 +230,7 @@ public final class NativeResource implements Runnable {
             } catch (IllegalStateException inUse) {
                 throw new IllegalStateException(description + " cannot be closed while a verb on it is running", inUse);
             }
-            int rc = destroyer == null ? 0 : destroyer.destroy(MemorySegment.ofAddress(address));
-            if (rc != 0) {
-                // Nothing was freed: give the object a new scope so that it stays usable, and report.
-                Arena revived = Arena.ofShared();
-                handle = Pointers.sized(MemorySegment.ofAddress(address), size, revived);
-                arena = revived;
-                throw RdmaException.of(destroyVerb, rc, description + " is still in use");
-            }
+            destroyRc = destroyer == null ? 0 : destroyer.destroy(MemorySegment.ofAddress(address));
         } catch (RuntimeException failed) {
             closing = false;
             synchronized (this) {
@@ -268,6 +263,13 @@ public final class NativeResource implements Runnable {
             other.release(this);
         }
         afterClose.forEach(Runnable::run);
+        if (destroyRc != 0) {
+            // The object stays closed and its C object is left alone: providers may free part of it before the
+            // kernel refuses (libsiw unmaps a CQ's and a QP's queues first), so touching it again could crash.
+            LOG.warn("{} failed: {} is abandoned (errno {})", destroyVerb, description, destroyRc);
+            throw RdmaException.of(destroyVerb, destroyRc, description + " is abandoned: the C library refused to"
+                    + " destroy it, and after a refusal it is not safe to use");
+        }
     }
 
     /** The Cleaner action: the Java object was collected; close the C object if the program forgot to. */
