@@ -171,6 +171,7 @@ class MisuseTest extends PairFixture {
             ibv_qp_cap.max_recv_sge(cap, 1);
             MemorySegment hidden = ExportedVerbs.ibv_create_qp(Errno.state(), pd.handle(), init);
             assertTrue(hidden.address() != 0, "the hidden QP was created");
+            long abandoned = cq.handle().address();
             try {
                 RdmaException refused = assertThrows(RdmaException.class, cq::close);
                 assertTrue(refused.getMessage().contains("abandoned"), refused.getMessage());
@@ -178,6 +179,12 @@ class MisuseTest extends PairFixture {
                 assertThrows(IllegalStateException.class, () -> cq.poll(completions), "never polled again");
             } finally {
                 assertEquals(0, RdmaCore.ibv_destroy_qp(hidden));
+            }
+            if (!TestDevice.isSoftIwarp(other)) {
+                // Only so that the suite's leftover check stays exact: librxe refuses before it unmaps anything, so
+                // its CQ can be destroyed now (its mapping would keep the kernel's CQ for the life of this JVM).
+                // libsiw unmapped the queue already, which lets the kernel drop the CQ with the context.
+                assertEquals(0, RdmaCore.ibv_destroy_cq(MemorySegment.ofAddress(abandoned)));
             }
         }
     }
