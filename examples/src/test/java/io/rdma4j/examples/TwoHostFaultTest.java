@@ -48,6 +48,8 @@ class TwoHostFaultTest {
     private final String netdev = environment("RDMA4J_TEST_NETDEV");
     private final String device = environment("RDMA4J_TEST_DEVICE");
     private int port = 17000;
+    /** What the last Java rping client printed so far (its pings), for the diagnosis of a run that hangs. */
+    private ByteArrayOutputStream clientOutput = new ByteArrayOutputStream();
 
     @BeforeEach
     void nextPort() {
@@ -69,7 +71,7 @@ class TwoHostFaultTest {
         peer.run("tc qdisc replace dev " + netdev + " root netem " + netem, Duration.ofSeconds(30));
         int count = netem.equals("loss 20%") ? 10 : 30;
         startRpingServer();
-        String java = rpingClient(count).get(300, TimeUnit.SECONDS);
+        String java = within(rpingClient(count), 300);
         assertEquals(count, lines(java, "ping data: rdma-ping-"), java);
         int server = peer.exitCode("server", Duration.ofSeconds(60));
         if (server == -1) {
@@ -104,7 +106,7 @@ class TwoHostFaultTest {
         System.out.println("link down for 3 s on " + device + ": the run " + outcome);
         peer.kill("server");
         startRpingServer();
-        String again = rpingClient(5).get(120, TimeUnit.SECONDS);
+        String again = within(rpingClient(5), 120);
         assertEquals(5, lines(again, "ping data: rdma-ping-"), again);
     }
 
@@ -170,8 +172,9 @@ class TwoHostFaultTest {
     }
 
     private CompletableFuture<String> rpingClient(int count) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        clientOutput = out;
         return CompletableFuture.supplyAsync(() -> {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
             try {
                 new Rping(Rping.Options.parse("-c", "-v", "-V", "-a", peerAddress, "-p", "" + port, "-C", "" + count,
                         "-S", "1024"), new PrintStream(out, true, StandardCharsets.US_ASCII)).run();
@@ -202,6 +205,30 @@ class TwoHostFaultTest {
         void run() throws Exception;
     }
 
+    /**
+     * The result of {@code run} within {@code seconds}; if it is not there by then, fails with what both sides were
+     * doing: this JVM's threads, the pings so far, the peer's log, both hosts' queue pairs and the device's counters.
+     */
+    private String within(CompletableFuture<String> run, int seconds) throws Exception {
+        try {
+            return run.get(seconds, TimeUnit.SECONDS);
+        } catch (TimeoutException hang) {
+            StringBuilder why = new StringBuilder("no result within " + seconds + " s\n--- this JVM's threads\n");
+            Thread.getAllStackTraces().forEach((thread, stack) -> {
+                why.append(thread).append('\n');
+                for (StackTraceElement frame : stack) {
+                    why.append("    at ").append(frame).append('\n');
+                }
+            });
+            String state = "rdma resource show qp; rdma statistic show link " + device + "/1";
+            why.append("--- the Java client's output\n").append(clientOutput.toString(StandardCharsets.US_ASCII))
+                    .append("--- the peer's server\n").append(peer.log("server"))
+                    .append("--- here: ").append(state).append('\n').append(output(state))
+                    .append("--- on the peer\n").append(peer.run(state, Duration.ofSeconds(30)));
+            return fail(why.toString());
+        }
+    }
+
     private static ExecutionException expectFailure(CompletableFuture<String> run, int seconds)
             throws InterruptedException {
         try {
@@ -219,10 +246,16 @@ class TwoHostFaultTest {
     }
 
     private static void shell(String command) throws IOException, InterruptedException {
+        String out = output(command + "; echo \"exit $?\"");
+        assertTrue(out.endsWith("exit 0\n"), command + ": " + out);
+    }
+
+    /** What {@code command} printed, whatever its exit code. */
+    private static String output(String command) throws IOException, InterruptedException {
         Process p = new ProcessBuilder("bash", "-c", command).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(30, TimeUnit.SECONDS), command);
-        assertEquals(0, p.exitValue(), command + ": " + out);
+        return out;
     }
 
     /** This process's QPs, CQs, MRs, PDs and cm_ids as the kernel lists them (its threads' ids are its "pid"s). */
@@ -231,11 +264,7 @@ class TwoHostFaultTest {
         try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
             pids = tasks.map(t -> "pid " + t.getFileName() + " ").collect(Collectors.toSet());
         }
-        Process p = new ProcessBuilder("bash", "-c", "for k in qp cq mr pd cm_id; do rdma resource show $k; done")
-                .redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
-        return out.lines().filter(l -> pids.stream().anyMatch((l + " ")::contains)).toList();
+        return output("for k in qp cq mr pd cm_id; do rdma resource show $k; done").lines().filter(l -> pids.stream().anyMatch((l + " ")::contains)).toList();
     }
 
     private static String environment(String name) {
