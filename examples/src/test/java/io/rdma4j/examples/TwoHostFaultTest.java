@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
+import io.rdma4j.cm.Acceptor;
 import io.rdma4j.verbs.Context;
 import io.rdma4j.verbs.Device;
 import io.rdma4j.verbs.GidEntry;
@@ -14,6 +15,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,6 +60,7 @@ class TwoHostFaultTest {
 
     @AfterEach
     void healTheLink() throws Exception {
+        peer.kill("client");
         shell("tc qdisc del dev " + netdev + " root 2>/dev/null; ip link set " + netdev + " up; true");
         peer.run("tc qdisc del dev " + netdev + " root 2>/dev/null; true", Duration.ofSeconds(30));
         peer.kill("server");
@@ -116,6 +119,51 @@ class TwoHostFaultTest {
         startRpingServer();
         CompletableFuture<String> run = rpingClient(0); // rping's 0: ping until stopped
         killThePeerAfter(5000, run, "the rping client");
+    }
+
+    /**
+     * The Java listener is closed while the peer's connect request waits at it: the C client ends with an error
+     * within seconds, none of this process's kernel objects are left, and a new listener on the same port serves the
+     * next client.
+     */
+    @Test
+    void aListenerClosedDuringAConnectEndsThePeersConnectAndANewListenerWorks() throws Exception {
+        InetSocketAddress local = new InetSocketAddress(InetAddress.getByName(address), port);
+        Acceptor listener = Acceptor.listen(local, 1);
+        try {
+            peer.start("client", "stdbuf -oL rping -c -v -a " + address + " -p " + port + " -C 1");
+            awaitPendingRequest();
+        } finally {
+            listener.close();
+        }
+        long closed = System.nanoTime();
+        int client = peer.exitCode("client", Duration.ofSeconds(60));
+        System.out.println("listener closed during a connect on " + device + ": rping -c exited " + client + " after "
+                + (System.nanoTime() - closed) / 1_000_000 + " ms: " + peer.log("client").strip());
+        String log = peer.log("client");
+        assertTrue(client > 0, () -> "rping -c ends with an error: exit " + client + ", " + log);
+        assertEquals(List.of(), ourKernelObjects(), "the closed listener left nothing");
+        Rping server = new Rping(Rping.Options.parse("-s", "-v", "-a", address, "-p", "" + port, "-C", "3"),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.US_ASCII));
+        CompletableFuture<Void> serving = InProcessServer.start(hook -> server.onListening = hook, server::run);
+        peer.start("client", "stdbuf -oL rping -c -v -V -a " + address + " -p " + port + " -C 3");
+        assertEquals(0, peer.exitCode("client", Duration.ofSeconds(120)), peer.log("client"));
+        assertEquals(3, lines(peer.log("client"), "ping data: rdma-ping-"), peer.log("client"));
+        serving.get(60, TimeUnit.SECONDS);
+    }
+
+    /** Waits until the kernel lists a connect request on this host's port next to the listener (60 s at most). */
+    private void awaitPendingRequest() throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        String ids = "";
+        while (System.nanoTime() < deadline) {
+            ids = output("rdma resource show cm_id");
+            if (ids.lines().anyMatch(l -> l.contains(address + ":" + port + " ") && !l.contains(" LISTEN "))) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        fail("no connect request from the peer within 60 s: " + ids + "\n" + peer.log("client"));
     }
 
     /**

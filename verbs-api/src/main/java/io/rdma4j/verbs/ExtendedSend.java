@@ -2,8 +2,8 @@ package io.rdma4j.verbs;
 
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_qp_ex;
+import io.rdma4j.verbs.internal.FieldRange;
 import java.lang.foreign.MemorySegment;
-import java.util.Objects;
 
 /**
  * The extended work request API of a queue pair created with
@@ -129,9 +129,10 @@ public final class ExtendedSend {
     }
 
     /** {@code ibv_wr_set_sge} with a range inside {@code region}. */
-    public ExtendedSend gather(MemoryRegion region, long offset, int length) {
-        Objects.checkFromIndexSize(offset, Integer.toUnsignedLong(length), region.length());
-        ibv_qp_ex.wr_set_sge.invoke(setSge, qpx(), region.lkey(), region.address() + offset, length);
+    public ExtendedSend gather(MemoryRegion region, long offset, long length) {
+        long address = region.addressOf("ibv_sge", offset, length);
+        ibv_qp_ex.wr_set_sge.invoke(setSge, qpx(), region.lkey(), address, FieldRange.unsigned32("ibv_sge.length",
+                length));
         return this;
     }
 

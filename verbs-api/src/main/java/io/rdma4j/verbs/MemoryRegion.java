@@ -79,4 +79,18 @@ public final class MemoryRegion extends VerbsObject {
     public long length() {
         return segment.byteSize();
     }
+
+    /**
+     * The address of {@code length} bytes at {@code offset} in this region, for the C field {@code field}.
+     *
+     * @throws IndexOutOfBoundsException if the range is not inside the region, with the field and the region's size
+     */
+    long addressOf(String field, long offset, long length) {
+        long size = segment.byteSize();
+        if (offset < 0 || length < 0 || offset > size - length) {
+            throw new IndexOutOfBoundsException(field + ": bytes " + offset + " to " + offset + " + " + length
+                    + " are not inside the region's " + size + " bytes");
+        }
+        return segment.address() + offset;
+    }
 }

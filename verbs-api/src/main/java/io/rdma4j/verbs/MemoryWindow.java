@@ -7,7 +7,6 @@ import io.rdma4j.bindings.verbs.ibv_mw_bind;
 import io.rdma4j.bindings.verbs.ibv_mw_bind_info;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -76,14 +75,14 @@ public final class MemoryWindow extends VerbsObject {
         if (type != Type.TYPE_1) {
             throw new IllegalStateException("ibv_bind_mw binds type 1 windows; bind type 2 with a work request");
         }
-        Objects.checkFromIndexSize(offset, length, region.length());
+        long address = region.addressOf("ibv_mw_bind_info", offset, length);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment bind = arena.allocate(ibv_mw_bind.layout());
             ibv_mw_bind.wr_id(bind, workRequestId);
             ibv_mw_bind.send_flags(bind, signaled ? RdmaCore.IBV_SEND_SIGNALED() : 0);
             MemorySegment info = ibv_mw_bind.bind_info(bind);
             ibv_mw_bind_info.mr(info, region.handle());
-            ibv_mw_bind_info.addr(info, region.address() + offset);
+            ibv_mw_bind_info.addr(info, address);
             ibv_mw_bind_info.length(info, length);
             ibv_mw_bind_info.mw_access_flags(info, Access.mask(access));
             int rc = ContextOps.ibv_bind_mw(qp.handle(), handle(), bind);

@@ -49,9 +49,10 @@ public final class ReceiveWorkRequests extends WorkRequestBatch {
      * Adds a scatter entry to the last request: received bytes land in {@code region} at {@code offset}.
      *
      * @throws IndexOutOfBoundsException if the range is not inside the region
+     * @throws IllegalArgumentException  if {@code length} does not fit {@code ibv_sge.length} (32 bits, unsigned)
      * @throws IllegalStateException     if the request has no room for another entry
      */
-    public ReceiveWorkRequests scatter(MemoryRegion region, long offset, int length) {
+    public ReceiveWorkRequests scatter(MemoryRegion region, long offset, long length) {
         addEntry(region, offset, length);
         return this;
     }
@@ -60,7 +61,7 @@ public final class ReceiveWorkRequests extends WorkRequestBatch {
      * Adds a scatter entry without checking it against a region: the device checks it, and a bad one completes
      * with {@link WorkCompletionStatus#LOCAL_PROTECTION_ERROR} or similar rather than failing here.
      */
-    public ReceiveWorkRequests scatterUnchecked(long address, int length, int lkey) {
+    public ReceiveWorkRequests scatterUnchecked(long address, long length, int lkey) {
         addEntry(address, length, lkey);
         return this;
     }

@@ -171,21 +171,26 @@ public final class SendWorkRequests extends WorkRequestBatch {
      */
     public SendWorkRequests bindMemoryWindow(long workRequestId, MemoryWindow window, int newRkey, MemoryRegion region,
                                              long offset, long length, Set<Access> access) {
-        java.util.Objects.checkFromIndexSize(offset, length, region.length());
+        long address = region.addressOf("bind_info", offset, length);
         long at = start(workRequestId, WR_BIND_MW);
         name(window);
         name(region);
         requests.set(ValueLayout.JAVA_LONG, at + BIND_MW, window.handle().address());
         requests.set(ValueLayout.JAVA_INT, at + BIND_RKEY, newRkey);
         requests.set(ValueLayout.JAVA_LONG, at + BIND_MR, region.handle().address());
-        requests.set(ValueLayout.JAVA_LONG, at + BIND_ADDR, region.address() + offset);
+        requests.set(ValueLayout.JAVA_LONG, at + BIND_ADDR, address);
         requests.set(ValueLayout.JAVA_LONG, at + BIND_LENGTH, length);
         requests.set(ValueLayout.JAVA_INT, at + BIND_ACCESS, Access.mask(access));
         return this;
     }
 
-    /** Adds a gather entry to the last request: bytes of {@code region} from {@code offset}. */
-    public SendWorkRequests gather(MemoryRegion region, long offset, int length) {
+    /**
+     * Adds a gather entry to the last request: {@code length} bytes of {@code region} from {@code offset}.
+     *
+     * @throws IndexOutOfBoundsException if the range is not inside the region
+     * @throws IllegalArgumentException  if {@code length} does not fit {@code ibv_sge.length} (32 bits, unsigned)
+     */
+    public SendWorkRequests gather(MemoryRegion region, long offset, long length) {
         addEntry(region, offset, length);
         return this;
     }
@@ -195,7 +200,7 @@ public final class SendWorkRequests extends WorkRequestBatch {
      * with an error status rather than failing here. Also the way to gather unregistered memory with
      * {@link #inline()} ({@code lkey} is then ignored).
      */
-    public SendWorkRequests gatherUnchecked(long address, int length, int lkey) {
+    public SendWorkRequests gatherUnchecked(long address, long length, int lkey) {
         addEntry(address, length, lkey);
         return this;
     }

@@ -1,12 +1,12 @@
 package io.rdma4j.verbs;
 
 import io.rdma4j.bindings.verbs.ibv_sge;
+import io.rdma4j.verbs.internal.FieldRange;
+import io.rdma4j.verbs.internal.NativeResource;
 import java.lang.foreign.Arena;
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemorySegment;
-import io.rdma4j.verbs.internal.NativeResource;
 import java.lang.foreign.ValueLayout;
-import java.util.Objects;
 
 /**
  * The native memory behind {@link SendWorkRequests} and {@link ReceiveWorkRequests}: an array of work requests,
@@ -150,21 +150,21 @@ abstract class WorkRequestBatch implements AutoCloseable {
     }
 
     /** Appends a scatter/gather entry inside {@code region} to the current request. */
-    final void addEntry(MemoryRegion region, long offset, int length) {
-        Objects.checkFromIndexSize(offset, Integer.toUnsignedLong(length), region.length());
-        addEntry(region.address() + offset, length, region.lkey());
+    final void addEntry(MemoryRegion region, long offset, long length) {
+        addEntry(region.addressOf("ibv_sge", offset, length), length, region.lkey());
         name(region);
     }
 
     /** Appends a scatter/gather entry to the current request, unchecked: the device judges it. */
-    final void addEntry(long address, int length, int lkey) {
+    final void addEntry(long address, long length, int lkey) {
+        int sgeLength = FieldRange.unsigned32("ibv_sge.length", length);
         long request = current();
         if (currentSges == maxScatterGather) {
             throw new IllegalStateException("this batch allows " + maxScatterGather + " scatter/gather entries per request");
         }
         long sge = ((long) (count - 1) * maxScatterGather + currentSges) * SGE_SIZE;
         sges.set(ValueLayout.JAVA_LONG, sge + SGE_ADDR, address);
-        sges.set(ValueLayout.JAVA_INT, sge + SGE_LENGTH, length);
+        sges.set(ValueLayout.JAVA_INT, sge + SGE_LENGTH, sgeLength);
         sges.set(ValueLayout.JAVA_INT, sge + SGE_LKEY, lkey);
         currentSges++;
         requests.set(ValueLayout.JAVA_INT, request + numSgeOffset, currentSges);

@@ -52,6 +52,21 @@ class MisuseTest extends PairFixture {
         }
     }
 
+    /** A range that leaves its region is refused with the C structure and the region's size, before anything is posted. */
+    @Test
+    void aRangeOutsideItsRegionNamesTheFieldAndTheRegionsSize() {
+        try (MemoryRegion region = pair.pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE))) {
+            IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class,
+                    () -> sends.clear().send(1).gather(region, 0, 4097));
+            assertEquals("ibv_sge: bytes 0 to 0 + 4097 are not inside the region's 4096 bytes", e.getMessage());
+            assertThrows(IndexOutOfBoundsException.class, () -> receives.clear().add(1).scatter(region, 4095, 2));
+            assertThrows(IndexOutOfBoundsException.class, () -> receives.clear().add(1).scatter(region, -1, 1));
+            assertThrows(IndexOutOfBoundsException.class,
+                    () -> receives.clear().add(1).scatter(region, Long.MAX_VALUE, 2), "no overflow to a fit");
+            sends.clear().send(2).gather(region, 0, 4096);
+        }
+    }
+
     /**
      * One thread RDMA WRITEs inline from a region, post after post, while another closes the region: the close is
      * refused while a post runs, so the writer ends with an exception naming the region, never in the provider's

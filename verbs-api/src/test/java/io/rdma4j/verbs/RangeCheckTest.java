@@ -60,6 +60,17 @@ class RangeCheckTest {
         }
     }
 
+    @Test
+    void aScatterGatherLengthIsAUint32() {
+        try (SendWorkRequests sends = new SendWorkRequests(1, 2);
+             ReceiveWorkRequests receives = new ReceiveWorkRequests(1, 1)) {
+            sends.send(1).gatherUnchecked(0, 0xFFFF_FFFFL, 0);
+            assertMessage("ibv_sge.length is 0..4294967295, not 4294967296",
+                    () -> sends.gatherUnchecked(0, 1L << 32, 0));
+            assertMessage("ibv_sge.length is 0..4294967295, not -1", () -> receives.add(1).scatterUnchecked(0, -1, 0));
+        }
+    }
+
     private static void assertMessage(String expected, Executable call) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
         if (!e.getMessage().contains(expected)) {

@@ -29,6 +29,14 @@ public final class FieldRange {
         return check(field, value, 0, 0xFFFF);
     }
 
+    /** Returns {@code value} as the C {@code uint32_t} it fits (an SGE's length up to 4 GiB - 1). */
+    public static int unsigned32(String field, long value) {
+        if (value < 0 || value > 0xFFFF_FFFFL) {
+            throw new IllegalArgumentException(field + " is 0.." + 0xFFFF_FFFFL + ", not " + value);
+        }
+        return (int) value;
+    }
+
     /** Returns {@code value} if it fits {@code bits} unsigned bits (a 24-bit QP number, a 20-bit flow label). */
     public static int bits(String field, int value, int bits) {
         return check(field, value, 0, (1 << bits) - 1);
