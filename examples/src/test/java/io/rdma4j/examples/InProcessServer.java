@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -16,6 +17,12 @@ final class InProcessServer {
     interface Run {
         void run() throws InterruptedException;
     }
+
+    /**
+     * Runs each task on a thread of its own: a run that hangs and fails its test must not hold up the next test's
+     * (the common pool has a single thread on the lab's two vCPUs: a hung client there once failed the test after).
+     */
+    static final Executor OWN_THREAD = task -> Thread.ofPlatform().daemon().name("example-run").start(task);
 
     private InProcessServer() {
     }
@@ -44,7 +51,7 @@ final class InProcessServer {
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, OWN_THREAD);
         assertTrue(listening.await(60, TimeUnit.SECONDS) || serving.isDone(), "the Java server listens");
         return serving;
     }

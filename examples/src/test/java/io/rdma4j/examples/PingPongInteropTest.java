@@ -84,7 +84,7 @@ class PingPongInteropTest {
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, InProcessServer.OWN_THREAD);
         awaitListening(tcpPort);
         Process client = new ProcessBuilder("ibv_rc_pingpong", "-d", device, "-g", gidIndex, "-n", "" + ITERS,
                 "-p", "" + tcpPort, "127.0.0.1").redirectErrorStream(true).start();

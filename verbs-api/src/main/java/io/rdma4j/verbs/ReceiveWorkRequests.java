@@ -13,8 +13,9 @@ import io.rdma4j.bindings.verbs.ibv_recv_wr;
  * }</pre>
  *
  * <p>Lifetime: owns its native memory; {@link #close()} frees it (a Cleaner frees a dropped batch's). A post
- * refuses a batch that names a closed region (or handle, or window) with {@link IllegalStateException}, and the
- * objects it names refuse to close while the post runs. Thread-safety: none — fill and post a batch from
+ * refuses a batch that names a closed region with {@link IllegalStateException}. The provider only hands the
+ * regions' keys and addresses to the device, which checks them: a region closed by another thread during the post
+ * ends its requests in error completions. Thread-safety: none — fill and post a batch from
  * one thread at a time. The device reads the requests during the post only, so a batch may be refilled as soon
  * as the post returns.
  */

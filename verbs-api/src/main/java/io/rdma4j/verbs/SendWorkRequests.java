@@ -25,7 +25,9 @@ import java.util.Set;
  *
  * <p>Lifetime: owns its native memory; {@link #close()} frees it (a Cleaner frees a dropped batch's). A post
  * refuses a batch that names a closed region (or handle, or window) with {@link IllegalStateException}, and the
- * objects it names refuse to close while the post runs. Thread-safety: none — fill and post a batch from
+ * objects the provider reads during the post (address handles, windows, and the regions of inline requests) refuse
+ * to close while it runs; a region of a request that is not inline, closed by another thread during the post, ends
+ * that request in an error completion (the device checks the key). Thread-safety: none — fill and post a batch from
  * one thread at a time; it may be refilled as soon as the post returns.
  */
 public final class SendWorkRequests extends WorkRequestBatch {
@@ -217,6 +219,7 @@ public final class SendWorkRequests extends WorkRequestBatch {
 
     /** Sends the last request's data inline ({@code IBV_SEND_INLINE}): copied at post, see the class comment. */
     public SendWorkRequests inline() {
+        readsRegionsDuringPost();
         return flag(SEND_INLINE);
     }
 

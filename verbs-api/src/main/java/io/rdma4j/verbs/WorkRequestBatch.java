@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.bindings.shim.Pointers;
 import io.rdma4j.bindings.verbs.ibv_sge;
 import io.rdma4j.verbs.internal.FieldRange;
 import io.rdma4j.verbs.internal.NativeResource;
@@ -15,10 +16,13 @@ import java.lang.foreign.ValueLayout;
  * construction: addresses are written as 64-bit values, never as new segments.
  *
  * <p>The batch also remembers the objects its requests name (regions, address handles, windows). A post checks
- * that each is still open and pins it for the length of the call ({@link NativeResource#pin}), so a region closed
- * after it was added, or closed by another thread during the post, is an {@link IllegalStateException} rather
- * than the provider reading freed memory. Runs of one object are remembered once: a batch gathering everything
- * from one region costs one pin per post. A forgotten batch's memory is freed by a {@link java.lang.ref.Cleaner}.
+ * that each is still open, so an object closed after it was added is an {@link IllegalStateException}. The objects
+ * the provider reads during the post are also pinned for the length of the call ({@link NativeResource#pin}), so
+ * that another thread cannot close them under it: address handles and windows always, regions when a request is
+ * inline (the provider copies their bytes). Other requests hand a region's key and addresses to the device only,
+ * which checks them: a region closed by another thread during such a post ends the request in an error
+ * completion, never in a read of freed memory, and the post saves two atomic operations per region. Runs of one
+ * object are remembered once. A forgotten batch's memory is freed by a {@link java.lang.ref.Cleaner}.
  */
 abstract class WorkRequestBatch implements AutoCloseable {
 
@@ -32,6 +36,11 @@ abstract class WorkRequestBatch implements AutoCloseable {
     final MemorySegment requests;
     private final MemorySegment sges;
     private final MemorySegment badRequest;
+    /**
+     * {@link #badRequest} in the global scope, for the post: the downcall keeps a shared arena alive by an atomic
+     * acquire per segment argument, and {@link #requests}, passed beside it, already holds this arena.
+     */
+    private final MemorySegment badRequestForCall;
     private final long requestSize;
     private final long wrIdOffset;
     private final long nextOffset;
@@ -41,9 +50,13 @@ abstract class WorkRequestBatch implements AutoCloseable {
     private final int maxScatterGather;
     private int count;
     private int currentSges;
+    /** Whether the requests are linked as the last post left them: a batch posted again as is needs no relinking. */
+    private boolean linked;
     /** The objects the filled requests name, each run of one object once. */
     private final VerbsObject[] named;
     private int namedCount;
+    /** Whether a request is inline: the provider then reads the regions' bytes during the post. */
+    private boolean readsRegions;
 
     WorkRequestBatch(GroupLayout layout, long wrIdOffset, long nextOffset, long sgListOffset, long numSgeOffset,
                      int capacity, int maxScatterGather) {
@@ -64,6 +77,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
         this.requests = arena.allocate(layout, capacity);
         this.sges = arena.allocate(ibv_sge.layout(), Math.max(1L, (long) capacity * maxScatterGather));
         this.badRequest = arena.allocate(ValueLayout.ADDRESS);
+        this.badRequestForCall = Pointers.at(badRequest.address(), ValueLayout.ADDRESS.byteSize());
         // Per request: its entries' regions plus at most two more objects (an address handle; a window and region).
         this.named = new VerbsObject[Math.toIntExact(Math.min(Integer.MAX_VALUE - 8,
                 (long) capacity * (maxScatterGather + 2)))];
@@ -91,6 +105,12 @@ abstract class WorkRequestBatch implements AutoCloseable {
         currentSges = 0;
         java.util.Arrays.fill(named, 0, namedCount, null);
         namedCount = 0;
+        readsRegions = false;
+    }
+
+    /** The current request is inline: regions must stay open until the post returns. */
+    final void readsRegionsDuringPost() {
+        readsRegions = true;
     }
 
     /** Remembers that the current request names {@code object}, to be checked and pinned at post. */
@@ -108,11 +128,17 @@ abstract class WorkRequestBatch implements AutoCloseable {
      */
     final void pinNamed() {
         for (int i = 0; i < namedCount; i++) {
-            if (!named[i].resource().pin()) {
+            VerbsObject object = named[i];
+            if (!(pins(object) ? object.resource().pin() : object.resource().isUsable())) {
                 unpin(i);
-                throw new IllegalStateException("a request names " + named[i].describe() + ", which is closed");
+                throw new IllegalStateException("a request names " + object.describe() + ", which is closed");
             }
         }
+    }
+
+    /** Whether the provider reads {@code object} during the post (see the class comment). */
+    private boolean pins(VerbsObject object) {
+        return readsRegions || !(object instanceof MemoryRegion);
     }
 
     /** Ends {@link #pinNamed()}. */
@@ -122,7 +148,9 @@ abstract class WorkRequestBatch implements AutoCloseable {
 
     private void unpin(int n) {
         for (int i = 0; i < n; i++) {
-            named[i].resource().unpin();
+            if (pins(named[i])) {
+                named[i].resource().unpin();
+            }
         }
     }
 
@@ -133,6 +161,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
         }
         long base = count * requestSize;
         MemorySegment.copy(zero, 0, requests, base, requestSize);
+        linked = false;
         requests.set(ValueLayout.JAVA_LONG, base + wrIdOffset, workRequestId);
         requests.set(ValueLayout.JAVA_LONG, base + sgListOffset,
                 sges.address() + (long) count * maxScatterGather * SGE_SIZE);
@@ -171,8 +200,9 @@ abstract class WorkRequestBatch implements AutoCloseable {
     }
 
     /**
-     * Links the requests for a post: each to the next, the last to NULL. Links are rewritten per post because a
-     * batch may hold fewer requests than last time; this costs a store per request and no allocation.
+     * Links the requests for a post: each to the next, the last to NULL. Links are rewritten after the batch was
+     * filled (it may hold fewer requests than last time; a store per request, no allocation), not when the same
+     * requests are posted again.
      *
      * @return the first request
      */
@@ -180,17 +210,21 @@ abstract class WorkRequestBatch implements AutoCloseable {
         if (count == 0) {
             throw new IllegalStateException("the batch is empty");
         }
-        for (int i = 0; i < count - 1; i++) {
-            requests.set(ValueLayout.JAVA_LONG, i * requestSize + nextOffset, requests.address() + (i + 1) * requestSize);
+        if (!linked) {
+            for (int i = 0; i < count - 1; i++) {
+                requests.set(ValueLayout.JAVA_LONG, i * requestSize + nextOffset,
+                        requests.address() + (i + 1) * requestSize);
+            }
+            requests.set(ValueLayout.JAVA_LONG, (count - 1) * requestSize + nextOffset, 0L);
+            linked = true;
         }
-        requests.set(ValueLayout.JAVA_LONG, (count - 1) * requestSize + nextOffset, 0L);
         badRequest.set(ValueLayout.JAVA_LONG, 0, 0L);
         return requests;
     }
 
     /** The {@code bad_wr} out-parameter of the post verbs. */
     final MemorySegment badRequest() {
-        return badRequest;
+        return badRequestForCall;
     }
 
     /** Which request the verb reported through {@code bad_wr}. */

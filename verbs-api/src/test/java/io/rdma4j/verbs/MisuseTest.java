@@ -109,6 +109,49 @@ class MisuseTest extends PairFixture {
         }
     }
 
+    /**
+     * The same race without inline data: the post hands only the region's key to the device, so it does not pin the
+     * region (two atomic adds saved per post). The close goes through at once, and the writer ends either at a post
+     * refused because the region is closed, or at the device's error completion for the dead key: never in a crash,
+     * never in a success after the region was gone.
+     */
+    @Test
+    void aRegionClosedDuringPostsThatOnlyNameItsKeyEndsInARefusalOrAnErrorCompletion() throws InterruptedException {
+        try (MemoryRegion target = pair.pd.allocateMemory(64, ConnectedPair.REMOTE_ACCESS)) {
+            for (int round = 0; round < 20; round++) {
+                MemoryRegion source = pair.pd.allocateMemory(64, Set.of(Access.LOCAL_WRITE));
+                AtomicReference<Object> writerEnded = new AtomicReference<>();
+                CountDownLatch writing = new CountDownLatch(1);
+                Thread writer = Thread.ofPlatform().start(() -> {
+                    try {
+                        for (long id = 0; ; id++) {
+                            pair.client.postSend(sends.clear().rdmaWrite(id, target.address(), target.rkey())
+                                    .gather(source, 0, 32).signaled());
+                            ConnectedPair.await(pair.clientCq, completions, 1);
+                            if (!completions.isSuccess(0)) {
+                                writerEnded.set(completions.status(0));
+                                return;
+                            }
+                            writing.countDown();
+                        }
+                    } catch (Throwable t) {
+                        writerEnded.set(t);
+                    }
+                });
+                writing.await();
+                LockSupport.parkNanos(round * 50_000L);
+                source.close();
+                writer.join();
+                Object end = writerEnded.get();
+                assertTrue(end instanceof WorkCompletionStatus || end instanceof IllegalStateException ise
+                        && ise.getMessage().contains(source.describe()), String.valueOf(end));
+                if (end instanceof WorkCompletionStatus) {
+                    return; // the client's QP is in the error state now: this pair is done
+                }
+            }
+        }
+    }
+
     @Test
     void anAddressHandleClosedAfterItWasAddedIsRefusedAtPost() {
         GidEntry gid = context.gidTable().getFirst();

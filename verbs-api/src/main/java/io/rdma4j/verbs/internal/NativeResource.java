@@ -147,6 +147,14 @@ public final class NativeResource implements Runnable {
         return true;
     }
 
+    /**
+     * Whether the object is open and no close has begun, without pinning it: one volatile read, for callers that
+     * need only to refuse an object closed before (a close may begin right after).
+     */
+    public boolean isUsable() {
+        return !closing;
+    }
+
     /** Ends a {@link #pin()}. */
     public void unpin() {
         PINS.getAndAdd(this, -1);

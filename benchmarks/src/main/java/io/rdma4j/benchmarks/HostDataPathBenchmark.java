@@ -1,0 +1,120 @@
+package io.rdma4j.benchmarks;
+
+import io.rdma4j.verbs.Access;
+import io.rdma4j.verbs.CompletionQueue;
+import io.rdma4j.verbs.Context;
+import io.rdma4j.verbs.Device;
+import io.rdma4j.verbs.MemoryRegion;
+import io.rdma4j.verbs.ProtectionDomain;
+import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.QueuePairType;
+import io.rdma4j.verbs.SendWorkRequests;
+import io.rdma4j.verbs.WorkCompletions;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The cost rdma4j adds to a post and a poll, without a device or an emulator: with the stub of
+ * {@code src/main/c/stub-provider.c} loaded in its place ({@link StubProvider}, run by {@link HostBench}), rdma4j's own
+ * {@link QueuePair#postSend} and {@link CompletionQueue#poll} call the stub's provider functions through the
+ * context's ops table exactly as they call a real provider's. {@code src/main/c/stub-loops.c} runs the same three
+ * loops in C against the same stub. {@code critical} switches post and poll to {@code Linker.Option.critical(false)}
+ * handles (each value runs in its own JVM).
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+@Warmup(iterations = 5, time = 1)
+@Measurement(iterations = 5, time = 1)
+public class HostDataPathBenchmark {
+
+    /** Work requests in the chained cases, as in stub-loops.c. */
+    static final int CHAIN = 16;
+
+    /** Whether post and poll use {@code critical(false)} downcalls. */
+    @Param({"false", "true"})
+    public String critical;
+
+    private Context context;
+    private CompletionQueue cq;
+    private QueuePair qp;
+    private SendWorkRequests one;
+    private SendWorkRequests chain;
+    private SendWorkRequests signaled;
+    private WorkCompletions completions;
+
+    /** Opens the stub device and fills the three batches once, as the C loops fill their requests once. */
+    @Setup
+    public void open() {
+        // Before any rdma4j class loads: the choice is a static final of the shim.
+        System.setProperty("rdma4j.criticalDowncalls", critical);
+        StubProvider.loadIntoThisProcess();
+        context = Device.byName("stub0").orElseThrow().open();
+        cq = context.createCompletionQueue(64);
+        ProtectionDomain pd = context.allocateProtectionDomain();
+        MemoryRegion memory = pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE));
+        qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq).create();
+        one = new SendWorkRequests(1, 1);
+        one.rdmaWrite(1, memory.address() + 2048, memory.rkey()).gather(memory, 0, 8);
+        chain = new SendWorkRequests(CHAIN, 1);
+        signaled = new SendWorkRequests(CHAIN, 1);
+        for (int i = 0; i < CHAIN; i++) {
+            chain.rdmaWrite(i, memory.address() + 2048, memory.rkey()).gather(memory, 0, 8);
+            signaled.rdmaWrite(i, memory.address() + 2048, memory.rkey()).gather(memory, 0, 8).signaled();
+        }
+        completions = new WorkCompletions(CHAIN);
+    }
+
+    /** Closes everything. */
+    @TearDown
+    public void close() {
+        one.close();
+        chain.close();
+        signaled.close();
+        completions.close();
+        context.close();
+    }
+
+    /** One unsignaled RDMA WRITE with one gather entry. */
+    @Benchmark
+    public void postOne() {
+        qp.postSend(one);
+    }
+
+    /** A chain of 16 unsignaled RDMA WRITEs in one post. */
+    @Benchmark
+    public void postChainOf16() {
+        qp.postSend(chain);
+    }
+
+    /** A chain of 16 signaled RDMA WRITEs, then their 16 completions polled and read (wrId, status, byteLen). */
+    @Benchmark
+    public long postAndPoll16() {
+        qp.postSend(signaled);
+        long acc = 0;
+        for (int seen = 0; seen < CHAIN; ) {
+            int n = cq.poll(completions);
+            for (int i = 0; i < n; i++) {
+                if (!completions.isSuccess(i)) {
+                    throw new IllegalStateException(completions.statusText(i));
+                }
+                acc += completions.workRequestId(i) + completions.byteLength(i);
+            }
+            seen += n;
+        }
+        return acc;
+    }
+}
