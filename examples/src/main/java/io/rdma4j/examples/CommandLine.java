@@ -1,5 +1,6 @@
 package io.rdma4j.examples;
 
+import java.io.IOException;
 import java.util.Arrays;
 import java.util.function.Function;
 
@@ -12,7 +13,7 @@ final class CommandLine {
     /** Runs an example with parsed options. */
     @FunctionalInterface
     interface Example<O> {
-        void run(O options) throws InterruptedException;
+        void run(O options) throws InterruptedException, IOException;
     }
 
     private CommandLine() {
@@ -21,7 +22,8 @@ final class CommandLine {
     /**
      * Prints {@code usage} for {@code --help}; parses {@code args}, and on {@link IllegalArgumentException} prints
      * the message and the usage and exits with {@code badOptionsExit}; runs the example, and on a
-     * {@link RuntimeException} prints "{@code name} failed: message" and exits with {@code failureExit}.
+     * {@link RuntimeException} or {@link IOException} prints "{@code name} failed: message" and exits with
+     * {@code failureExit}.
      */
     static <O> void run(String name, String usage, String[] args, Function<String[], O> parse, int badOptionsExit,
                         int failureExit, Example<O> example) throws InterruptedException {
@@ -40,7 +42,7 @@ final class CommandLine {
         }
         try {
             example.run(options);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | IOException e) {
             System.err.println(name + " failed: " + e.getMessage());
             System.exit(failureExit);
         }

@@ -21,8 +21,14 @@ public final class Main {
 
     private static final Map<String, Entry> EXAMPLES = new TreeMap<>(Map.of(
             "echo", new Entry("16-byte echo over rdma_cm (librdmacm's rdma_server and rdma_client)", Echo::main),
-            "rc-pingpong", new Entry("RC SEND ping-pong, QPs connected by hand (ibv_rc_pingpong)", PingPong::main),
-            "rping", new Entry("RDMA READ/WRITE ping over rdma_cm (librdmacm's rping)", Rping::main)));
+            "rc-pingpong", new Entry("RC SEND ping-pong, QPs connected by hand (ibv_rc_pingpong)", RcPingPong::main),
+            "rping", new Entry("RDMA READ/WRITE ping over rdma_cm (librdmacm's rping)", Rping::main),
+            "srq-pingpong", new Entry("RC SEND ping-pong of many QPs on a shared receive queue (ibv_srq_pingpong)",
+                    SrqPingPong::main),
+            "ud-pingpong", new Entry("UD datagram ping-pong through address handles (ibv_ud_pingpong)",
+                    UdPingPong::main),
+            "write-bw", new Entry("RDMA WRITE bandwidth over rdma_cm, progress every second (Java at both ends)",
+                    WriteBw::main)));
 
     private Main() {
     }

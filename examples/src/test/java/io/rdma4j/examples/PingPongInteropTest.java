@@ -1,6 +1,7 @@
 package io.rdma4j.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -17,20 +18,32 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The Java ping-pong against rdma-core's {@code ibv_rc_pingpong}, in both roles, on the test device
- * ({@code RDMA4J_TEST_DEVICE}); the TCP exchange runs over loopback.
+ * The Java pingpongs against rdma-core's {@code ibv_rc_pingpong}, {@code ibv_ud_pingpong} and
+ * {@code ibv_srq_pingpong}, each in both roles, on the test device ({@code RDMA4J_TEST_DEVICE}); the TCP exchange
+ * runs over loopback. Both sides run with {@code -c} (the C tool's own check of the received pages), one role of
+ * each with {@code -e} (sleeping on completion events); both must exit 0, print the same byte count
+ * ({@code size × iters × 2}) and no "invalid data".
  */
 @Tag("device")
 class PingPongInteropTest {
 
     private static final int ITERS = 200;
+    private static final Pattern BYTES = Pattern.compile("(\\d+) bytes in [0-9.]+ seconds");
 
     private String device;
     private String gidIndex;
@@ -45,7 +58,7 @@ class PingPongInteropTest {
         InetAddress address = InetAddress.getByName(System.getenv("RDMA4J_TEST_ADDRESS"));
         try (Context context = Device.byName(device).orElseThrow(() -> new AssertionError("no " + device)).open()) {
             assumeFalse(context.device().transport() == Transport.IWARP,
-                    "ibv_rc_pingpong connects QPs by hand; iWARP connects only through rdma_cm");
+                    "the pingpong tools connect QPs by hand (and UD has no iWARP); iWARP connects only through rdma_cm");
             gidIndex = String.valueOf(context.gidTable().stream()
                     .filter(g -> g.type() == GidType.ROCE_V2 && g.asInetAddress().equals(address))
                     .mapToInt(GidEntry::index).findFirst().orElseThrow());
@@ -53,54 +66,101 @@ class PingPongInteropTest {
         tcpPort = 18515 + (int) (ProcessHandle.current().pid() % 1000);
     }
 
-    @Test
-    void theJavaClientPlaysAgainstTheCServer() throws Exception {
-        Process server = new ProcessBuilder("ibv_rc_pingpong", "-d", device, "-g", gidIndex, "-n", "" + ITERS,
-                "-p", "" + tcpPort).redirectErrorStream(true).start();
+    @ParameterizedTest(name = "{0}: Java {1} {2}")
+    @CsvSource({"rc, client, -c", "rc, server, -c -e", "ud, client, -c -e", "ud, server, -c", "srq, client, -c",
+            "srq, server, -c -e"})
+    void theJavaPingPongPlaysTheCTool(String tool, String javaRole, String extra) throws Exception {
+        List<String> common = new ArrayList<>(List.of("-d", device, "-g", gidIndex, "-n", "" + ITERS, "-p",
+                "" + tcpPort));
+        List<String> javaArgs = new ArrayList<>(common);
+        javaArgs.addAll(Arrays.asList(extra.split(" ")));
+        List<String> c = new ArrayList<>(List.of("ibv_" + tool + "_pingpong"));
+        c.addAll(common);
+        c.add("-c");
+        boolean javaServes = javaRole.equals("server");
+        if (!javaServes) {
+            javaArgs.add("127.0.0.1");
+        }
+        ByteArrayOutputStream javaOut = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(javaOut, true, StandardCharsets.UTF_8);
+        Process cTool = null;
         try {
-            awaitListening(tcpPort);
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            PingPong.Options options = PingPong.Options.parse("-d", device, "-g", gidIndex, "-n", "" + ITERS,
-                    "-p", "" + tcpPort, "127.0.0.1");
-            double micros = new PingPong(options).run(new PrintStream(out, true, StandardCharsets.UTF_8));
-            assertTrue(micros > 0, out.toString(StandardCharsets.UTF_8));
-            assertTrue(server.waitFor(60, TimeUnit.SECONDS), "ibv_rc_pingpong finished");
-            String c = new String(server.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertEquals(0, server.exitValue(), c);
-            assertTrue(c.contains(ITERS + " iters in"), c);
+            CompletableFuture<Double> java;
+            if (javaServes) {
+                java = CompletableFuture.supplyAsync(() -> run(tool, javaArgs, out), InProcessServer.OWN_THREAD);
+                awaitListening(tcpPort);
+                c.add("127.0.0.1");
+                cTool = new ProcessBuilder(c).redirectErrorStream(true).start();
+            } else {
+                cTool = new ProcessBuilder(c).redirectErrorStream(true).start();
+                awaitListening(tcpPort);
+                java = CompletableFuture.supplyAsync(() -> run(tool, javaArgs, out), InProcessServer.OWN_THREAD);
+            }
+            assertTrue(java.get(120, TimeUnit.SECONDS) > 0);
+            assertTrue(cTool.waitFor(60, TimeUnit.SECONDS), "the C tool finished");
+            String cOut = new String(cTool.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            String jOut = javaOut.toString(StandardCharsets.UTF_8);
+            assertEquals(0, cTool.exitValue(), cOut);
+            long expected = (long) ITERS * 2 * size(tool);
+            assertEquals(expected, bytes(cOut), cOut);
+            assertEquals(expected, bytes(jOut), jOut);
+            assertTrue(cOut.contains(ITERS + " iters in") && jOut.contains(ITERS + " iters in"), cOut + jOut);
+            assertFalse(cOut.contains("invalid data") || jOut.contains("invalid data"), cOut + jOut);
+            assertTrue(jOut.contains("  local address:  LID 0x") && jOut.contains("  remote address: LID 0x"), jOut);
         } finally {
-            server.destroyForcibly();
+            if (cTool != null) {
+                cTool.destroyForcibly();
+            }
         }
     }
 
+    /**
+     * What a user gets wrong first, each a clear message and exit 1 from the jar's entry point: a device that is not
+     * there, a GID index the port does not have, and a locked-memory limit below the buffer (run without
+     * CAP_IPC_LOCK, which lets root lock any amount).
+     */
     @Test
-    void theCClientPlaysAgainstTheJavaServer() throws Exception {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        PingPong.Options options = PingPong.Options.parse("-d", device, "-g", gidIndex, "-n", "" + ITERS,
-                "-p", "" + tcpPort);
-        CompletableFuture<Double> javaServer = CompletableFuture.supplyAsync(() -> {
-            try {
-                return new PingPong(options).run(new PrintStream(out, true, StandardCharsets.UTF_8));
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }, InProcessServer.OWN_THREAD);
-        awaitListening(tcpPort);
-        Process client = new ProcessBuilder("ibv_rc_pingpong", "-d", device, "-g", gidIndex, "-n", "" + ITERS,
-                "-p", "" + tcpPort, "127.0.0.1").redirectErrorStream(true).start();
+    void aMissingDeviceAWrongGidIndexAndATooLowMemlockLimitAreClearErrors() throws Exception {
+        ExampleProcess.Result noDevice = ExampleProcess.run(List.of(), "rc-pingpong", "-d", "nosuch0");
+        assertEquals(1, noDevice.exit(), noDevice.all());
+        assertTrue(noDevice.err().contains("rc-pingpong failed: IB device nosuch0 not found (devices: [")
+                && noDevice.err().contains(device), noDevice.all());
+        ExampleProcess.Result noGid = ExampleProcess.run(List.of(), "ud-pingpong", "-d", device, "-g", "200");
+        assertEquals(1, noGid.exit(), noGid.all());
+        assertTrue(noGid.err().contains("Could not get local gid for gid index 200"), noGid.all());
+        ExampleProcess.Result memlock = ExampleProcess.run(List.of("bash", "-c",
+                "ulimit -l 64 && exec setpriv --bounding-set=-ipc_lock \"$@\"", "--"), "rc-pingpong", "-d", device,
+                "-g", gidIndex, "-s", "1048576", "-p", "" + tcpPort);
+        assertEquals(1, memlock.exit(), memlock.all());
+        assertTrue(memlock.err().contains("ENOMEM") && memlock.err().contains("ulimit -l")
+                && memlock.err().contains("above 1048576 bytes"), memlock.all());
+    }
+
+    private static double run(String tool, List<String> args, PrintStream out) {
+        String[] a = args.toArray(String[]::new);
         try {
-            assertTrue(client.waitFor(60, TimeUnit.SECONDS), "ibv_rc_pingpong finished");
-            String c = new String(client.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertEquals(0, client.exitValue(), c);
-            assertTrue(c.contains(ITERS + " iters in"), c);
-            assertTrue(javaServer.get(60, TimeUnit.SECONDS) > 0, out.toString(StandardCharsets.UTF_8));
-        } finally {
-            client.destroyForcibly();
+            return switch (tool) {
+                case "rc" -> new RcPingPong(PingPongOptions.parse(RcPingPong.TOOL, a)).run(out);
+                case "ud" -> new UdPingPong(PingPongOptions.parse(UdPingPong.TOOL, a)).run(out);
+                default -> new SrqPingPong(PingPongOptions.parse(SrqPingPong.TOOL, a)).run(out);
+            };
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
         }
+    }
+
+    private static int size(String tool) {
+        return Map.of("rc", RcPingPong.TOOL, "ud", UdPingPong.TOOL, "srq", SrqPingPong.TOOL).get(tool).size();
+    }
+
+    private static long bytes(String output) {
+        Matcher m = BYTES.matcher(output);
+        assertTrue(m.find(), output);
+        return Long.parseLong(m.group(1));
     }
 
     /** Waits until something listens on TCP {@code port} (read from /proc: a probe connection would be accepted). */
-    private static void awaitListening(int port) throws IOException, InterruptedException {
+    static void awaitListening(int port) throws IOException, InterruptedException {
         String local = String.format(":%04X ", port);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {

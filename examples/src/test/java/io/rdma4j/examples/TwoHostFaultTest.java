@@ -186,12 +186,12 @@ class TwoHostFaultTest {
         }
         // Both guests are set up alike: the peer's address has the same GID index there.
         peer.start("server", "ibv_rc_pingpong -d " + device + " -g " + gid + " -n 100000000 -p " + port);
-        PingPong.Options options = PingPong.Options.parse("-d", device, "-g", gid, "-n", "100000000", "-p",
-                "" + port, peerAddress);
+        PingPongOptions options = PingPongOptions.parse(RcPingPong.TOOL, "-d", device, "-g", gid, "-n", "100000000",
+                "-p", "" + port, peerAddress);
         CompletableFuture<String> run = CompletableFuture.supplyAsync(() -> {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             try {
-                connectWhenListening(() -> new PingPong(options).run(new PrintStream(out, true,
+                connectWhenListening(() -> new RcPingPong(options).run(new PrintStream(out, true,
                         StandardCharsets.UTF_8)));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
