@@ -75,10 +75,6 @@ final class PingPongDevice implements AutoCloseable {
         }
     }
 
-    Context context() {
-        return context;
-    }
-
     ProtectionDomain protectionDomain() {
         return protectionDomain;
     }
