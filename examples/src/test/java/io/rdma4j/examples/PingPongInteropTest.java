@@ -132,7 +132,7 @@ class PingPongInteropTest {
                 "ulimit -l 64 && exec setpriv --bounding-set=-ipc_lock \"$@\"", "--"), "rc-pingpong", "-d", device,
                 "-g", gidIndex, "-s", "1048576", "-p", "" + tcpPort);
         assertEquals(1, memlock.exit(), memlock.all());
-        assertTrue(memlock.err().contains("ENOMEM") && memlock.err().contains("ulimit -l")
+        assertTrue(memlock.err().contains("errno 12 (Cannot allocate memory)") && memlock.err().contains("ulimit -l")
                 && memlock.err().contains("above 1048576 bytes"), memlock.all());
     }
 

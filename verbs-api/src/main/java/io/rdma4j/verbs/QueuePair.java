@@ -127,10 +127,12 @@ public final class QueuePair extends VerbsObject {
      * Posts the batch's send requests ({@code ibv_post_send}). Allocates nothing.
      *
      * @throws PostException         if the provider rejected a request (its index is in the exception)
-     * @throws IllegalStateException if this QP or the batch is closed, the batch is empty, a request names a
-     *                               closed region, address handle or window, or (UD) lacks a destination
+     * @throws IllegalStateException if this QP or the batch is closed, the batch is empty or holds more requests
+     *                               than the send queue was granted, a request names a closed region, address
+     *                               handle or window, or (UD) lacks a destination
      */
     public void postSend(SendWorkRequests requests) {
+        checkDepth(requests, capabilities.maxSendWorkRequests(), "send");
         if (type == QueuePairType.UNRELIABLE_DATAGRAM && !requests.everyRequestAddressed()) {
             // The provider reads the address handle of every UD request: a missing one is a NULL dereference.
             throw new IllegalStateException("a send on a UD queue pair needs a destination(...) on every request");
@@ -153,13 +155,15 @@ public final class QueuePair extends VerbsObject {
      *
      * @throws PostException         if the provider rejected a request
      * @throws IllegalStateException if this QP uses a shared receive queue, if it or the batch is closed, if
-     *                               the batch is empty, or if a request names a closed region
+     *                               the batch is empty or holds more requests than the receive queue was
+     *                               granted, or if a request names a closed region
      */
     public void postReceive(ReceiveWorkRequests requests) {
         if (usesSharedReceiveQueue) {
             // Some providers (siw) crash when asked to post to the receive queue such a QP does not have.
             throw new IllegalStateException(describe() + " takes its receives from a shared receive queue: post there");
         }
+        checkDepth(requests, capabilities.maxReceiveWorkRequests(), "receive");
         MemorySegment first = requests.prepareForPost();
         int rc;
         requests.pinNamed();
@@ -170,6 +174,17 @@ public final class QueuePair extends VerbsObject {
         }
         if (rc != 0) {
             throw new PostException("ibv_post_recv", rc, requests.badIndex());
+        }
+    }
+
+    /**
+     * Refuses a batch that holds more requests than the queue was granted: it can never fit, and siw accepts such a
+     * post and never completes the extra requests. (Requests still outstanding from earlier posts are not counted.)
+     */
+    private void checkDepth(WorkRequestBatch requests, int granted, String queue) {
+        if (requests.count() > granted) {
+            throw new IllegalStateException("the batch holds " + requests.count() + " requests, more than the "
+                    + granted + " " + queue + " requests " + describe() + " was granted");
         }
     }
 

@@ -52,6 +52,21 @@ class MisuseTest extends PairFixture {
         }
     }
 
+    /** A batch larger than the queue it is posted to is refused before the provider (siw would drop the extra). */
+    @Test
+    void aBatchLargerThanTheGrantedQueueIsRefused() {
+        int granted = pair.client.capabilities().maxSendWorkRequests();
+        try (MemoryRegion region = pair.pd.allocateMemory(64, Set.of(Access.LOCAL_WRITE));
+             SendWorkRequests tooMany = new SendWorkRequests(granted + 1, 1)) {
+            for (int i = 0; i <= granted; i++) {
+                tooMany.send(i).gather(region, 0, 8);
+            }
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> pair.client.postSend(tooMany));
+            assertTrue(e.getMessage().contains("more than the " + granted + " send requests"), e.getMessage());
+            assertEquals(0, pair.clientCq.poll(completions), "nothing was posted");
+        }
+    }
+
     /** A range that leaves its region is refused with the C structure and the region's size, before anything is posted. */
     @Test
     void aRangeOutsideItsRegionNamesTheFieldAndTheRegionsSize() {
