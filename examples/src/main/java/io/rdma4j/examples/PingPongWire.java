@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.ConnectException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +25,8 @@ final class PingPongWire {
 
     /** {@code sizeof "0000:000000:000000:00000000000000000000000000000000"}: the C tools read exactly this. */
     private static final int MESSAGE_SIZE = 52;
+    /** How long the client waits for the server's TCP port to answer. */
+    private static final int CONNECT_TIMEOUT_MILLIS = 10_000;
 
     /** Moves the queue pairs toward the peer's, once its destinations are known (the server does it before replying). */
     @FunctionalInterface
@@ -82,11 +85,16 @@ final class PingPongWire {
         }
         List<Destination> remote;
         if (options.server() != null) {
-            Socket socket;
+            Socket socket = new Socket();
             try {
-                socket = new Socket(options.server(), options.tcpPort());
-            } catch (ConnectException refused) {
-                throw new ConnectException("Couldn't connect to " + options.server() + ":" + options.tcpPort());
+                // Bounded, unlike the C tools' connect(): a host that does not answer is an error in seconds.
+                socket.connect(new InetSocketAddress(options.server(), options.tcpPort()), CONNECT_TIMEOUT_MILLIS);
+            } catch (IOException failed) {
+                socket.close();
+                ConnectException e = new ConnectException("Couldn't connect to " + options.server() + ":"
+                        + options.tcpPort() + " (" + failed.getMessage() + ")");
+                e.initCause(failed);
+                throw e;
             }
             try (socket) {
                 write(socket.getOutputStream(), padded);

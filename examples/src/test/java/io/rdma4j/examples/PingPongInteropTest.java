@@ -116,11 +116,11 @@ class PingPongInteropTest {
 
     /**
      * What a user gets wrong first, each a clear message and exit 1 from the jar's entry point: a device that is not
-     * there, a GID index the port does not have, and a locked-memory limit below the buffer (run without
-     * CAP_IPC_LOCK, which lets root lock any amount).
+     * there, a GID index the port does not have, a server that refuses or does not answer, and a locked-memory limit
+     * below the buffer (run without CAP_IPC_LOCK, which lets root lock any amount).
      */
     @Test
-    void aMissingDeviceAWrongGidIndexAndATooLowMemlockLimitAreClearErrors() throws Exception {
+    void aMissingDeviceAWrongGidIndexAnUnreachableServerAndATooLowMemlockLimitAreClearErrors() throws Exception {
         ExampleProcess.Result noDevice = ExampleProcess.run(List.of(), "rc-pingpong", "-d", "nosuch0");
         assertEquals(1, noDevice.exit(), noDevice.all());
         assertTrue(noDevice.err().contains("rc-pingpong failed: IB device nosuch0 not found (devices: [")
@@ -128,6 +128,15 @@ class PingPongInteropTest {
         ExampleProcess.Result noGid = ExampleProcess.run(List.of(), "ud-pingpong", "-d", device, "-g", "200");
         assertEquals(1, noGid.exit(), noGid.all());
         assertTrue(noGid.err().contains("Could not get local gid for gid index 200"), noGid.all());
+        ExampleProcess.Result refused = ExampleProcess.run(List.of(), "srq-pingpong", "-d", device, "-g", gidIndex,
+                "-p", "" + tcpPort, "127.0.0.1");
+        assertEquals(1, refused.exit(), refused.all());
+        assertTrue(refused.err().contains("Couldn't connect to 127.0.0.1:" + tcpPort), refused.all());
+        // TEST-NET-3: no route leads there from the lab (a host that did not answer would time out in 10 s).
+        ExampleProcess.Result silent = ExampleProcess.run(List.of(), "rc-pingpong", "-d", device, "-g", gidIndex,
+                "-p", "" + tcpPort, "203.0.113.9");
+        assertEquals(1, silent.exit(), silent.all());
+        assertTrue(silent.err().contains("Couldn't connect to 203.0.113.9:" + tcpPort), silent.all());
         ExampleProcess.Result memlock = ExampleProcess.run(List.of("bash", "-c",
                 "ulimit -l 64 && exec setpriv --bounding-set=-ipc_lock \"$@\"", "--"), "rc-pingpong", "-d", device,
                 "-g", gidIndex, "-s", "1048576", "-p", "" + tcpPort);
