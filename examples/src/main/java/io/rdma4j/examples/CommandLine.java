@@ -19,6 +19,14 @@ final class CommandLine {
     private CommandLine() {
     }
 
+    /** The value of the option at {@code args[i - 1]}: {@code args[i]}, which must be there. */
+    static String value(String[] args, int i) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(args[i - 1] + " needs a value");
+        }
+        return args[i];
+    }
+
     /**
      * Prints {@code usage} for {@code --help}; parses {@code args}, and on {@link IllegalArgumentException} prints
      * the message and the usage and exits with {@code badOptionsExit}; runs the example, and on a

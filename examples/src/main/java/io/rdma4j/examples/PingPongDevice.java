@@ -1,5 +1,6 @@
 package io.rdma4j.examples;
 
+import io.rdma4j.verbs.AddressVector;
 import io.rdma4j.verbs.CompletionChannel;
 import io.rdma4j.verbs.CompletionQueue;
 import io.rdma4j.verbs.Context;
@@ -98,6 +99,17 @@ final class PingPongDevice implements AutoCloseable {
     /** The PSN of the {@code index}-th destination. */
     int psn(int index) {
         return psns.get(index);
+    }
+
+    /**
+     * The path to a peer as the C tools build it: by GID ({@code -g}'s source index, {@code hopLimit}) when
+     * {@code global}, else by LID; {@code -l}'s service level, {@code -i}'s port.
+     */
+    AddressVector pathTo(boolean global, byte[] gid, int lid, int hopLimit) {
+        return global
+                ? new AddressVector(true, gid, options.gidIndex(), hopLimit, 0, 0, lid, options.serviceLevel(), 0, 0,
+                options.ibPort())
+                : new AddressVector(false, null, 0, 0, 0, 0, lid, options.serviceLevel(), 0, 0, options.ibPort());
     }
 
     /** With {@code -e}: arms the CQ, as the C tools do before the exchange. */

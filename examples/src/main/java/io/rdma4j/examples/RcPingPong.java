@@ -1,7 +1,6 @@
 package io.rdma4j.examples;
 
 import io.rdma4j.verbs.Access;
-import io.rdma4j.verbs.AddressVector;
 import io.rdma4j.verbs.CompletionQueue;
 import io.rdma4j.verbs.MemoryRegion;
 import io.rdma4j.verbs.ProtectionDomain;
@@ -63,12 +62,8 @@ public final class RcPingPong {
             PingPongWire.exchange(options, List.of(device.destination(qp)), 1, remote -> {
                 PingPongWire.Destination peer = remote.getFirst();
                 // ibv_rc_pingpong's path: hop limit 1 when addressing by GID.
-                AddressVector path = peer.global()
-                        ? new AddressVector(true, peer.gid(), options.gidIndex(), 1, 0, 0, peer.lid(),
-                        options.serviceLevel(), 0, 0, options.ibPort())
-                        : new AddressVector(false, null, 0, 0, 0, 0, peer.lid(), options.serviceLevel(), 0, 0,
-                        options.ibPort());
-                qp.readyToReceive(path, peer.qpn(), peer.psn(), options.mtu());
+                qp.readyToReceive(device.pathTo(peer.global(), peer.gid(), peer.lid(), 1), peer.qpn(), peer.psn(),
+                        options.mtu());
                 qp.readyToSend(device.psn(0));
             }, out);
             if (options.server() != null && options.validate()) {

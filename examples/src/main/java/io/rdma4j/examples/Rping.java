@@ -97,7 +97,7 @@ public final class Rping {
 
         private static InetAddress host(String[] args, int i) {
             try {
-                return InetAddress.getByName(value(args, i));
+                return InetAddress.getByName(CommandLine.value(args, i));
             } catch (UnknownHostException e) {
                 throw new IllegalArgumentException("getaddrinfo failed - invalid hostname or IP address: " + args[i]);
             }
@@ -105,17 +105,10 @@ public final class Rping {
 
         private static int number(String[] args, int i) {
             try {
-                return Integer.parseInt(value(args, i));
+                return Integer.parseInt(CommandLine.value(args, i));
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException("not a number: " + args[i]);
             }
-        }
-
-        private static String value(String[] args, int i) {
-            if (i >= args.length) {
-                throw new IllegalArgumentException(args[i - 1] + " needs a value");
-            }
-            return args[i];
         }
     }
 

@@ -1,7 +1,6 @@
 package io.rdma4j.examples;
 
 import io.rdma4j.verbs.Access;
-import io.rdma4j.verbs.AddressVector;
 import io.rdma4j.verbs.MemoryRegion;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
@@ -79,12 +78,9 @@ public final class SrqPingPong {
                 for (int i = 0; i < pairs; i++) {
                     PingPongWire.Destination peer = remote.get(i);
                     // ibv_srq_pingpong's paths: hop limit 1, and the GID of the first destination for all.
-                    AddressVector path = remote.getFirst().global()
-                            ? new AddressVector(true, remote.getFirst().gid(), options.gidIndex(), 1, 0, 0,
-                            peer.lid(), options.serviceLevel(), 0, 0, options.ibPort())
-                            : new AddressVector(false, null, 0, 0, 0, 0, peer.lid(), options.serviceLevel(), 0, 0,
-                            options.ibPort());
-                    qps.get(i).readyToReceive(path, peer.qpn(), peer.psn(), options.mtu());
+                    PingPongWire.Destination first = remote.getFirst();
+                    qps.get(i).readyToReceive(device.pathTo(first.global(), first.gid(), peer.lid(), 1), peer.qpn(),
+                            peer.psn(), options.mtu());
                     qps.get(i).readyToSend(device.psn(i));
                 }
             }, out);

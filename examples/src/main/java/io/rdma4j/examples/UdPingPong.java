@@ -2,7 +2,6 @@ package io.rdma4j.examples;
 
 import io.rdma4j.verbs.Access;
 import io.rdma4j.verbs.AddressHandle;
-import io.rdma4j.verbs.AddressVector;
 import io.rdma4j.verbs.MemoryRegion;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
@@ -76,11 +75,8 @@ public final class UdPingPong {
                         qp.readyToReceive();
                         qp.readyToSend(device.psn(0));
                         // ibv_ud_pingpong's address handle: hop limit 64 when addressing by GID.
-                        peerAddress.set(pd.createAddressHandle(peer.global()
-                                ? new AddressVector(true, peer.gid(), options.gidIndex(), 64, 0, 0, peer.lid(),
-                                options.serviceLevel(), 0, 0, options.ibPort())
-                                : new AddressVector(false, null, 0, 0, 0, 0, peer.lid(), options.serviceLevel(), 0,
-                                0, options.ibPort())));
+                        peerAddress.set(pd.createAddressHandle(device.pathTo(peer.global(), peer.gid(),
+                                peer.lid(), 64)));
                     }, out);
             if (options.server() != null && options.validate()) {
                 PingPongLoop.markPages(buffer.segment().asSlice(GRH));

@@ -68,7 +68,7 @@ public final class WriteBw {
                 switch (args[i]) {
                     case "-s" -> server = true;
                     case "-c" -> server = false;
-                    case "-a" -> address = host(value(args, ++i));
+                    case "-a" -> address = host(CommandLine.value(args, ++i));
                     case "-p" -> port = (int) number(args, ++i, 1, 65535);
                     case "-S" -> size = (int) number(args, ++i, 1, 1 << 30);
                     case "-t" -> depth = (int) number(args, ++i, 1, 8192);
@@ -95,7 +95,7 @@ public final class WriteBw {
         }
 
         private static long number(String[] args, int i, long min, long max) {
-            String v = value(args, i);
+            String v = CommandLine.value(args, i);
             long n;
             try {
                 n = Long.parseLong(v);
@@ -106,13 +106,6 @@ public final class WriteBw {
                 throw new IllegalArgumentException(args[i - 1] + " is " + min + ".." + max + ", not " + v);
             }
             return n;
-        }
-
-        private static String value(String[] args, int i) {
-            if (i >= args.length) {
-                throw new IllegalArgumentException(args[i - 1] + " needs a value");
-            }
-            return args[i];
         }
     }
 
@@ -199,15 +192,17 @@ public final class WriteBw {
             writeOne.rdmaWrite(WRITE_ID, target.address(), target.rkey()).gather(local, 0, options.size())
                     .signaled();
             long limit = options.writes() > 0 ? options.writes() : Long.MAX_VALUE;
-            long end = options.writes() > 0 ? Long.MAX_VALUE : System.nanoTime() + options.seconds() * 1_000_000_000L;
             long start = System.nanoTime();
+            long end = options.writes() > 0 ? Long.MAX_VALUE : start + options.seconds() * 1_000_000_000L;
             long lastReport = start;
             long reportedWrites = 0;
             long posted = 0;
             long completed = 0;
-            while (completed < posted || (posted < limit && System.nanoTime() < end)) {
+            // The clock is read once per round, not per WRITE: it costs microseconds under emulation.
+            long now = start;
+            while (completed < posted || (posted < limit && now < end)) {
                 // Keep -t WRITEs in flight while there is time (or writes) left.
-                while (posted - completed < options.depth() && posted < limit && System.nanoTime() < end) {
+                while (posted - completed < options.depth() && posted < limit && now < end) {
                     connection.queuePair().postSend(writeOne);
                     posted++;
                 }
@@ -219,7 +214,7 @@ public final class WriteBw {
                     }
                 }
                 completed += n;
-                long now = System.nanoTime();
+                now = System.nanoTime();
                 if (now - lastReport >= 1_000_000_000L) {
                     progress(String.format("%5.1f s", (now - start) / 1e9), completed - reportedWrites,
                             now - lastReport);

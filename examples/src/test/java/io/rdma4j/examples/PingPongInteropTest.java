@@ -169,7 +169,7 @@ class PingPongInteropTest {
     }
 
     /** Waits until something listens on TCP {@code port} (read from /proc: a probe connection would be accepted). */
-    static void awaitListening(int port) throws IOException, InterruptedException {
+    private static void awaitListening(int port) throws IOException, InterruptedException {
         String local = String.format(":%04X ", port);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {

@@ -140,9 +140,9 @@ class TwoHostFaultTest {
         }
         long closed = System.nanoTime();
         int client = peer.exitCode("client", Duration.ofSeconds(60));
-        System.out.println("listener closed during a connect on " + device + ": rping -c exited " + client + " after "
-                + (System.nanoTime() - closed) / 1_000_000 + " ms: " + peer.log("client").strip());
         String log = peer.log("client");
+        System.out.println("listener closed during a connect on " + device + ": rping -c exited " + client + " after "
+                + (System.nanoTime() - closed) / 1_000_000 + " ms: " + log.strip());
         assertTrue(client > 0, () -> "rping -c ends with an error: exit " + client + ", " + log);
         assertEquals(List.of(), ourKernelObjects(), "the closed listener left nothing");
         Rping server = new Rping(Rping.Options.parse("-s", "-v", "-a", address, "-p", "" + port, "-C", "3"),
