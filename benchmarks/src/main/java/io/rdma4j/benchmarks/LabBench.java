@@ -1,0 +1,362 @@
+package io.rdma4j.benchmarks;
+
+import io.rdma4j.benchmarks.PerfOptions.Test;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Java against C in the lab guest, back to back in one boot: perftest's programs against {@link Perf} (two
+ * processes each, connected by the connection manager) for SEND/WRITE/READ latency and bandwidth, C's
+ * {@code registration.c} against {@link Registration}, and the warm-up curve of a SEND ping-pong; each pair
+ * ROUNDS times per device, C and Java alternating which goes first. Writes {@code lab.md} and {@code lab.csv}
+ * (median of the rounds per side, ratio Java/C, each side's spread, the target) and every process's output
+ * under {@code raw/}. A run that fails or a JVM that crashes is a row marked FAILED or CRASHED and makes the exit
+ * code 1; nothing is retried. {@code src/test/lab/rdma-lab perf} runs it.
+ *
+ * <pre>
+ * LabBench --results DIR [--rounds 3] [--devices rxe0=192.0.2.1,siw0=198.51.100.1] [--environment TEXT] [--quick]
+ *          [--no-pin]
+ * </pre>
+ */
+public final class LabBench {
+
+    /** Latency tests run this many unmeasured iterations first on the Java side (see the report). */
+    static final int LATENCY_WARMUP = 20_000;
+    private static final int WARMUP_CURVE_ITERATIONS = 30_000;
+    private static final Pattern RATE = Pattern.compile("^(register|queue-pair) (\\d+) ([0-9.]+)$",
+            Pattern.MULTILINE);
+
+    /** One comparison: a test, its size and iterations. */
+    record Case(Test test, int size, int iterations) {
+        String name() {
+            return test.name().toLowerCase(Locale.ROOT) + " " + size;
+        }
+    }
+
+    /** One measured value of one side in one round. */
+    record Sample(String device, String what, String metric, String unit, boolean higherIsBetter, double target,
+                  String side, double value) {
+    }
+
+    private final Path results;
+    private final int rounds;
+    private final Map<String, String> devices;
+    private final String environment;
+    private final boolean quick;
+    private final boolean pin;
+    private final Path cyclesLibrary;
+    private final Path registrationProgram;
+    private final List<Sample> samples = new ArrayList<>();
+    private final List<String> failures = new ArrayList<>();
+    private final Map<String, List<Double>> curves = new LinkedHashMap<>();
+    private int port = 19000;
+
+    private LabBench(Path results, int rounds, Map<String, String> devices, String environment, boolean quick,
+                     boolean pin) throws IOException, InterruptedException {
+        this.results = results;
+        this.rounds = rounds;
+        this.devices = devices;
+        this.environment = environment;
+        this.quick = quick;
+        this.pin = pin;
+        Path natives = results.resolve("native");
+        this.cyclesLibrary = Cycles.build(natives);
+        this.registrationProgram = natives.resolve("registration");
+        CBuild.gcc("-O2", "-Wall", "-o", registrationProgram.toString(),
+                CBuild.source(natives, "registration.c").toString(), "-libverbs");
+        Files.createDirectories(results.resolve("raw"));
+    }
+
+    /** Runs everything; exit 1 if anything failed. */
+    public static void main(String[] args) throws Exception {
+        Path results = null;
+        int rounds = 3;
+        Map<String, String> devices = new LinkedHashMap<>(Map.of("rxe0", "192.0.2.1"));
+        devices.put("siw0", "198.51.100.1");
+        String environment = "";
+        boolean quick = false;
+        boolean pin = true;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--results" -> results = Path.of(args[++i]);
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                case "--environment" -> environment = args[++i];
+                case "--quick" -> quick = true;
+                case "--no-pin" -> pin = false;
+                case "--devices" -> {
+                    devices.clear();
+                    for (String d : args[++i].split(",")) {
+                        String[] kv = d.split("=", 2);
+                        devices.put(kv[0], kv[1]);
+                    }
+                }
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        if (results == null) {
+            throw new IllegalArgumentException("--results DIR is required");
+        }
+        LabBench bench = new LabBench(results, rounds, devices, environment + (pin ? "; server on CPU 0, client on CPU 1"
+                + " (taskset)" : "; not pinned"), quick, pin);
+        bench.run();
+        System.exit(bench.failures.isEmpty() ? 0 : 1);
+    }
+
+    /** The cases: perftest's latency tests at 8 B, 64 B, 4 KiB; its bandwidth tests at 64 B to 1 MiB. */
+    List<Case> cases() {
+        List<Case> cases = new ArrayList<>();
+        for (Test t : List.of(Test.SEND_LAT, Test.WRITE_LAT, Test.READ_LAT)) {
+            for (int size : quick ? new int[] {64} : new int[] {8, 64, 4096}) {
+                cases.add(new Case(t, size, quick ? 1000 : 10_000));
+            }
+        }
+        for (Test t : List.of(Test.WRITE_BW, Test.SEND_BW, Test.READ_BW)) {
+            for (int size : quick ? new int[] {4096} : new int[] {64, 4096, 65536, 1 << 20}) {
+                int iterations = size <= 64 ? 20_000 : size <= 4096 ? 5000 : size <= 65536 ? 1000 : 100;
+                cases.add(new Case(t, size, quick ? iterations / 10 : iterations));
+            }
+        }
+        return cases;
+    }
+
+    private void run() throws IOException, InterruptedException {
+        for (int round = 1; round <= rounds; round++) {
+            boolean cFirst = round % 2 == 1;
+            for (Map.Entry<String, String> device : devices.entrySet()) {
+                String dev = device.getKey();
+                log("round " + round + "/" + rounds + " on " + dev + (cFirst ? " (C first)" : " (Java first)"));
+                for (String side : cFirst ? List.of("C", "Java") : List.of("Java", "C")) {
+                    registration(round, dev, side);
+                }
+                for (Case c : cases()) {
+                    for (String side : cFirst ? List.of("C", "Java") : List.of("Java", "C")) {
+                        pair(round, dev, device.getValue(), c, side);
+                    }
+                }
+                if (round == 1) {
+                    for (String side : List.of("C", "Java")) {
+                        warmupCurve(dev, device.getValue(), side);
+                    }
+                }
+                writeReport();
+            }
+        }
+        writeReport();
+    }
+
+    private void registration(int round, String device, String side) throws IOException, InterruptedException {
+        String seconds = quick ? "0.5" : "2";
+        List<String> command = pinned(0, side.equals("C") ? List.of(registrationProgram.toString(), device, seconds)
+                : java("io.rdma4j.benchmarks.Registration", List.of(device, seconds)));
+        String label = round + "-" + device + "-registration-" + side;
+        Finished done = start(command, label).await(600);
+        if (!done.ok()) {
+            failures.add(label + ": " + done.reason());
+            return;
+        }
+        Matcher m = RATE.matcher(done.output());
+        while (m.find()) {
+            String what = m.group(1).equals("register") ? "registerMemory + close " + size(Integer.parseInt(m.group(2)))
+                    : "queue pair create + close";
+            samples.add(new Sample(device, what, "rate", "ops/s", true, 0.9, side, Double.parseDouble(m.group(3))));
+        }
+    }
+
+    /** Runs one case's server and client of one side and records the client's row. */
+    private void pair(int round, String device, String address, Case c, String side)
+            throws IOException, InterruptedException {
+        List<String> options = new ArrayList<>(List.of("-s", Integer.toString(c.size()), "-n",
+                Integer.toString(c.iterations()), "-p", Integer.toString(++port)));
+        if (c.test() == Test.READ_LAT || c.test() == Test.READ_BW) {
+            options.addAll(List.of("-o", "16"));
+        }
+        String label = round + "-" + device + "-" + c.name().replace(' ', '-') + "-" + side;
+        PerftestOutput out = runPair(device, address, c.test(), options, side, label,
+                c.test().latency() && side.equals("Java") ? LATENCY_WARMUP : 0);
+        if (out == null) {
+            return;
+        }
+        String what = c.test().perftest() + " " + size(c.size());
+        if (c.test().latency()) {
+            record(device, what, "median", "µs", false, 1.05, side, out, "t_typical[usec]");
+            record(device, what, "p99", "µs", false, 1.10, side, out, "99% percentile[usec]");
+            record(device, what, "p99.9", "µs", false, Double.NaN, side, out, "99.9% percentile[usec]");
+        } else {
+            record(device, what, "bandwidth", "MB/s", true, 0.98, side, out, "BW average[MB/sec]");
+            record(device, what, "message rate", "Mpps", true, 0.98, side, out, "MsgRate[Mpps]");
+        }
+    }
+
+    /** A 64-byte SEND ping-pong from its first iteration, every iteration's latency kept. */
+    private void warmupCurve(String device, String address, String side) throws IOException, InterruptedException {
+        List<String> options = List.of("-s", "64", "-n", Integer.toString(quick ? 3000 : WARMUP_CURVE_ITERATIONS),
+                "-p", Integer.toString(++port), "-U");
+        PerftestOutput out = runPair(device, address, Test.SEND_LAT, options, side, "1-" + device + "-warmup-" + side,
+                0);
+        if (out != null) {
+            curves.put(device + " " + side, out.unsorted());
+        }
+    }
+
+    /** Starts the server, waits until it listens, runs the client; returns the client's output or null. */
+    private PerftestOutput runPair(String device, String address, Test test, List<String> options, String side,
+                                   String label, int warmup) throws IOException, InterruptedException {
+        List<String> server = pinned(0, command(test, device, options, side, null, warmup));
+        List<String> client = pinned(1, command(test, device, options, side, address, warmup));
+        int listenPort = Integer.parseInt(options.get(options.indexOf("-p") + 1));
+        Running serverRun = start(server, label + "-server");
+        try {
+            if (!awaitListening(listenPort, serverRun)) {
+                Finished s = serverRun.await(5);
+                failures.add(label + ": the server did not listen within 120 s: " + s.reason());
+                return null;
+            }
+            Finished c = start(client, label + "-client").await(900);
+            Finished s = serverRun.await(c.ok() ? 60 : 5);
+            if (!c.ok() || !s.ok()) {
+                failures.add(label + ": " + (c.ok() ? "server " + s.reason() : "client " + c.reason()));
+                return null;
+            }
+            try {
+                return PerftestOutput.parse(c.output());
+            } catch (IllegalArgumentException e) {
+                failures.add(label + ": " + e.getMessage());
+                return null;
+            }
+        } finally {
+            serverRun.process.destroyForcibly();
+        }
+    }
+
+    private List<String> command(Test test, String device, List<String> options, String side, String address,
+                                 int warmup) {
+        List<String> args = new ArrayList<>();
+        if (side.equals("C")) {
+            // -F: no CPU-frequency warning (the guest has no cpufreq); -R: the connection manager, as Perf.
+            args.addAll(List.of(test.perftest(), "-d", device, "-R", "-F"));
+            args.addAll(options);
+        } else {
+            args.add(test.name().toLowerCase(Locale.ROOT));
+            args.addAll(options);
+            if (warmup > 0) {
+                args.addAll(List.of("-w", Integer.toString(warmup)));
+            }
+        }
+        if (address != null) {
+            args.add(address);
+        }
+        return side.equals("C") ? args : java("io.rdma4j.benchmarks.Perf", args);
+    }
+
+    /**
+     * {@code command} bound to one CPU ({@code taskset}), unless {@code --no-pin}: C and Java alike, the server on
+     * CPU 0 and the client on CPU 1, as perftest runs usually are. Under multi-threaded TCG this also keeps a JVM's
+     * JIT writing code and its threads running that code on one vCPU: unpinned JVMs died of SIGILL in freshly
+     * compiled code (QEMU's handling of code modified on another vCPU), in the JDK's own classes as well.
+     */
+    private List<String> pinned(int cpu, List<String> command) {
+        if (!pin) {
+            return command;
+        }
+        List<String> pinned = new ArrayList<>(List.of("taskset", "-c", Integer.toString(cpu)));
+        pinned.addAll(command);
+        return pinned;
+    }
+
+    /** This JVM's java, class path and native access, with a crash report file per process under raw/. */
+    private List<String> java(String mainClass, List<String> args) {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "--enable-native-access=ALL-UNNAMED", "-D" + Cycles.LIBRARY_PROPERTY + "=" + cyclesLibrary,
+                "-XX:ErrorFile=" + results.resolve("raw").resolve("hs_err_%p.log"), "-cp",
+                System.getProperty("java.class.path"), mainClass));
+        command.addAll(args);
+        return command;
+    }
+
+    /** Whether a connection-manager id listens on {@code port} ({@code rdma resource show cm_id}). */
+    private static boolean awaitListening(int port, Running server) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (System.nanoTime() < deadline) {
+            if (!server.process.isAlive()) {
+                return false;
+            }
+            Process p = new ProcessBuilder("rdma", "resource", "show", "cm_id").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor();
+            for (String line : out.split("\\R")) {
+                if (line.contains("LISTEN") && line.contains(":" + port + " ")) {
+                    return true;
+                }
+            }
+            Thread.sleep(200);
+        }
+        return false;
+    }
+
+    private record Running(Process process, Path output, String label) {
+        Finished await(long seconds) throws IOException, InterruptedException {
+            boolean ended = process.waitFor(seconds, TimeUnit.SECONDS);
+            if (!ended) {
+                process.destroyForcibly().waitFor();
+            }
+            String text = Files.readString(output);
+            if (!ended) {
+                return new Finished(false, text, "did not finish within " + seconds + " s (" + output + ")");
+            }
+            int rc = process.exitValue();
+            boolean crashed = text.contains("A fatal error has been detected by the Java Runtime Environment");
+            return new Finished(rc == 0 && !crashed, text, crashed ? "THE JVM CRASHED (" + output + ")"
+                    : "exit " + rc + " (" + output + ")");
+        }
+    }
+
+    private record Finished(boolean ok, String output, String reason) {
+    }
+
+    private Running start(List<String> command, String label) throws IOException {
+        Path output = results.resolve("raw").resolve(label + ".txt");
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
+        return new Running(p, output, label);
+    }
+
+    private void record(String device, String what, String metric, String unit, boolean higherIsBetter,
+                        double target, String side, PerftestOutput out, String column) {
+        out.value(column).ifPresentOrElse(
+                v -> samples.add(new Sample(device, what, metric, unit, higherIsBetter, target, side, v)),
+                () -> failures.add(device + " " + what + " " + side + ": no column " + column));
+    }
+
+    private void writeReport() throws IOException {
+        LabReport report = new LabReport(samples, curves, failures, environment, rounds);
+        Files.writeString(results.resolve("lab.md"), report.markdown(LocalDate.now()));
+        Files.writeString(results.resolve("lab.csv"), report.csv(LocalDate.now()));
+    }
+
+    private static String size(long bytes) {
+        return bytes >= 1 << 20 ? (bytes >> 20) + " MiB" : bytes >= 1024 ? (bytes >> 10) + " KiB" : bytes + " B";
+    }
+
+    private static void log(String line) {
+        System.out.println("lab-bench: " + line);
+        System.out.flush();
+    }
+
+    static double median(double... values) {
+        double[] v = values.clone();
+        Arrays.sort(v);
+        int n = v.length;
+        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+}

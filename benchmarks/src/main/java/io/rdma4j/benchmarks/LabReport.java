@@ -1,0 +1,210 @@
+package io.rdma4j.benchmarks;
+
+import io.rdma4j.benchmarks.LabBench.Sample;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * LabBench's tables: per device, comparison and metric the median of the rounds for C and for Java, the ratio
+ * Java/C, each side's spread (lowest to highest round, as ± % of its median) and the target with whether it is
+ * met; the warm-up curves as the mean of each block of 1,000 iterations; the failures. Markdown and CSV.
+ */
+final class LabReport {
+
+    private static final int BLOCK = 1000;
+
+    private final Map<String, List<Sample>> rows = new LinkedHashMap<>();
+    private final Map<String, List<Double>> curves;
+    private final List<String> failures;
+    private final String environment;
+    private final int rounds;
+
+    LabReport(List<Sample> samples, Map<String, List<Double>> curves, List<String> failures, String environment,
+              int rounds) {
+        for (Sample s : samples) {
+            rows.computeIfAbsent(s.device() + "\u0000" + s.what() + "\u0000" + s.metric(), k -> new ArrayList<>())
+                    .add(s);
+        }
+        this.curves = curves;
+        this.failures = failures;
+        this.environment = environment;
+        this.rounds = rounds;
+    }
+
+    /** One table row. */
+    private record Row(Sample first, double c, double java, double cSpread, double javaSpread, int cRounds,
+                       int javaRounds) {
+        double ratio() {
+            return java / c;
+        }
+
+        /** Whether the target is met: Java/C at most the target where lower is better, at least where higher is. */
+        String met() {
+            if (Double.isNaN(first.target()) || Double.isNaN(ratio())) {
+                return "";
+            }
+            return (first.higherIsBetter() ? ratio() >= first.target() : ratio() <= first.target()) ? "yes" : "NO";
+        }
+
+        String target() {
+            return Double.isNaN(first.target()) ? "" : (first.higherIsBetter() ? "≥ " : "≤ ")
+                    + String.format(Locale.ROOT, "%.2f", first.target());
+        }
+    }
+
+    private List<Row> table() {
+        List<Row> table = new ArrayList<>();
+        for (List<Sample> samples : rows.values()) {
+            double[] c = values(samples, "C");
+            double[] java = values(samples, "Java");
+            table.add(new Row(samples.getFirst(), median(c), median(java), spread(c), spread(java), c.length,
+                    java.length));
+        }
+        return table;
+    }
+
+    String markdown(LocalDate date) {
+        StringBuilder md = new StringBuilder();
+        md.append("# rdma4j against C in the lab, ").append(date).append("\n\n");
+        md.append("Made by `src/test/lab/rdma-lab perf` (").append(rounds).append(rounds == 1 ? " round" : " rounds")
+                .append(", C and Java back to back in one boot, alternating which goes first). Environment: ")
+                .append(environment).append("\n\n");
+        md.append("""
+                C is perftest (`ib_*_lat`, `ib_*_bw` with `-R`) and `registration.c`; Java is rdma4j's `Perf` (the \
+                same loops and options, the same cycle counter and the same statistics) and `Registration`. Each \
+                value is the median of the rounds; spread is lowest to highest round as ± % of that median. Java's \
+                latency runs do %,d unmeasured iterations first (`-w`); perftest has no such option, and its first \
+                iterations are in its figures. The warm-up table shows what the JIT costs from the first \
+                iteration.
+
+                """.formatted(LabBench.LATENCY_WARMUP));
+        section(md, "Latency (µs, lower is better)", "µs");
+        section(md, "Bandwidth (MB/s = 2^20 bytes/s) and message rate (Mpps), higher is better", "MB/s", "Mpps");
+        section(md, "Control path: operations per second, higher is better", "ops/s");
+        warmup(md);
+        md.append("## Failures\n\n");
+        if (failures.isEmpty()) {
+            md.append("None: every run exited 0 and no JVM crashed.\n");
+        } else {
+            for (String f : failures) {
+                md.append("- ").append(f).append('\n');
+            }
+        }
+        return md.toString();
+    }
+
+    private void section(StringBuilder md, String title, String... units) {
+        md.append("## ").append(title).append("\n\n")
+                .append("| device | test | metric | C | Java | Java/C | C spread | Java spread | target | met |\n")
+                .append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
+        for (Row r : table()) {
+            if (!List.of(units).contains(r.first().unit())) {
+                continue;
+            }
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %s |%n",
+                    r.first().device(), r.first().what(), r.first().metric(), number(r.c()), number(r.java()),
+                    r.ratio(), percent(r.cSpread()), percent(r.javaSpread()), r.target(), r.met()));
+        }
+        md.append('\n');
+    }
+
+    private void warmup(StringBuilder md) {
+        md.append("## Warm-up: 64-byte SEND ping-pong from the first iteration (mean µs per 1,000 iterations)\n\n");
+        if (curves.isEmpty()) {
+            md.append("Not measured.\n\n");
+            return;
+        }
+        List<String> names = new ArrayList<>(curves.keySet());
+        md.append("| iterations | ").append(String.join(" | ", names)).append(" |\n|---|")
+                .append("---:|".repeat(names.size())).append('\n');
+        int blocks = curves.values().stream().mapToInt(c -> c.size() / BLOCK).max().orElse(0);
+        for (int b = 0; b < blocks; b++) {
+            md.append(String.format(Locale.ROOT, "| %,d–%,d |", b * BLOCK + 1, (b + 1) * BLOCK));
+            for (String name : names) {
+                List<Double> curve = curves.get(name);
+                md.append(' ').append(curve.size() >= (b + 1) * BLOCK ? number(mean(curve, b)) : "").append(" |");
+            }
+            md.append('\n');
+        }
+        md.append('\n');
+        for (String name : names) {
+            md.append("- ").append(name).append(": ").append(steadiness(curves.get(name))).append('\n');
+        }
+        md.append('\n');
+    }
+
+    /** From which block on every block stays within 10% of the steady state (the mean of the last 5 blocks). */
+    static String steadiness(List<Double> curve) {
+        int blocks = curve.size() / BLOCK;
+        if (blocks < 6) {
+            return "too short to tell";
+        }
+        double steady = 0;
+        for (int b = blocks - 5; b < blocks; b++) {
+            steady += mean(curve, b) / 5;
+        }
+        int from = blocks;
+        while (from > 0 && Math.abs(mean(curve, from - 1) - steady) <= 0.10 * steady) {
+            from--;
+        }
+        return String.format(Locale.ROOT, "steady state %s µs; within 10%% of it from iteration %,d on", number(steady),
+                from * BLOCK + 1);
+    }
+
+    String csv(LocalDate date) {
+        StringBuilder csv = new StringBuilder("date,environment,device,test,metric,unit,c,java,java_over_c,"
+                + "c_spread,java_spread,c_rounds,java_rounds,target,met\n");
+        for (Row r : table()) {
+            csv.append(String.format(Locale.ROOT, "%s,\"%s\",%s,%s,%s,%s,%s,%s,%.4f,%.4f,%.4f,%d,%d,%s,%s%n", date,
+                    environment.replace("\"", "'"), r.first().device(), r.first().what(), r.first().metric(),
+                    r.first().unit(), r.c(), r.java(), r.ratio(), r.cSpread(), r.javaSpread(), r.cRounds(),
+                    r.javaRounds(), Double.isNaN(r.first().target()) ? "" : r.first().target(), r.met()));
+        }
+        return csv.toString();
+    }
+
+    private static double mean(List<Double> curve, int block) {
+        double sum = 0;
+        for (int i = block * BLOCK; i < (block + 1) * BLOCK; i++) {
+            sum += curve.get(i);
+        }
+        return sum / BLOCK;
+    }
+
+    private static double[] values(List<Sample> samples, String side) {
+        return samples.stream().filter(s -> s.side().equals(side)).mapToDouble(Sample::value).toArray();
+    }
+
+    private static double median(double[] v) {
+        return v.length == 0 ? Double.NaN : LabBench.median(v);
+    }
+
+    /** Half the range as a fraction of the median. */
+    private static double spread(double[] v) {
+        if (v.length < 2) {
+            return Double.NaN;
+        }
+        double min = Double.MAX_VALUE;
+        double max = -Double.MAX_VALUE;
+        for (double x : v) {
+            min = Math.min(min, x);
+            max = Math.max(max, x);
+        }
+        return (max - min) / 2 / median(v);
+    }
+
+    private static String percent(double fraction) {
+        return Double.isNaN(fraction) ? "" : String.format(Locale.ROOT, "± %.0f%%", fraction * 100);
+    }
+
+    private static String number(double v) {
+        if (Double.isNaN(v)) {
+            return "—";
+        }
+        return String.format(Locale.ROOT, v >= 100 ? "%,.0f" : v >= 1 ? "%.2f" : "%.4f", v);
+    }
+}

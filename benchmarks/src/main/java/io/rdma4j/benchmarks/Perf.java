@@ -1,0 +1,330 @@
+package io.rdma4j.benchmarks;
+
+import io.rdma4j.cm.RemoteBuffer;
+import io.rdma4j.verbs.CompletionQueue;
+import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.SendWorkRequests;
+import io.rdma4j.verbs.WorkCompletions;
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * perftest's six basic tests written with rdma4j, so that LabBench can run each beside perftest's own program
+ * with the same options and compare: {@code send_lat}, {@code write_lat}, {@code read_lat} (RC ping-pong or
+ * READ, the cycle counter read at each post, reported as perftest reports it: {@link LatencyReport}) and
+ * {@code send_bw}, {@code write_bw}, {@code read_bw} ({@code -t} requests in flight, one in {@code -Q} signaled,
+ * megabytes (2^20 bytes) per second and millions of messages per second from the first post to the last
+ * completion). The loops follow perftest's {@code run_iter_*} step by step; what differs: the connection is made
+ * with the connection manager (perftest's {@code -R}), the buffers' addresses travel in a SEND instead of over
+ * perftest's own exchange, and one completion queue serves both queues. The two tools do not talk to each other.
+ *
+ * <pre>
+ * perf write_lat -s 64 -n 10000               (server)
+ * perf write_lat -s 64 -n 10000 192.0.2.1     (client)
+ * </pre>
+ */
+public final class Perf {
+
+    private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
+    private static final Duration CLIENT_RUN = Duration.ofHours(1);
+
+    private final PerfOptions options;
+    private final PerfEndpoint endpoint;
+    private final QueuePair qp;
+    private final CompletionQueue cq;
+    private final WorkCompletions completions = new WorkCompletions(32);
+    private final int receivesAhead;
+    private final double cyclesPerMicrosecond;
+    private final PrintStream out;
+    /** Receive completions seen. */
+    private long received;
+    /** Send requests retired: each signaled request's id is the number of requests its completion retires. */
+    private long retired;
+    /** Send requests posted, and the count up to the last signaled one. */
+    private long posted;
+    private long signaledUpTo;
+
+    private Perf(PerfOptions options, PerfEndpoint endpoint, double cyclesPerMicrosecond, PrintStream out) {
+        this.options = options;
+        this.endpoint = endpoint;
+        this.qp = endpoint.queuePair();
+        this.cq = endpoint.completionQueue();
+        this.receivesAhead = Math.min(options.rxDepth(), options.total());
+        this.cyclesPerMicrosecond = cyclesPerMicrosecond;
+        this.out = out;
+    }
+
+    /** Runs one side of one test; exit 1 on bad options or failure. */
+    public static void main(String[] args) throws InterruptedException {
+        PerfOptions options;
+        try {
+            options = PerfOptions.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("perf: " + e.getMessage());
+            System.err.println(PerfOptions.USAGE);
+            System.exit(1);
+            return;
+        }
+        try {
+            run(options, System.out);
+        } catch (RuntimeException e) {
+            System.err.println("perf " + options.test().name().toLowerCase(Locale.ROOT) + ": " + e.getMessage());
+            System.exit(1);
+        }
+    }
+
+    /** Runs one side of {@code options}' test to its end, printing perftest's lines to {@code out}. */
+    static void run(PerfOptions options, PrintStream out) throws InterruptedException {
+        double cyclesPerMicrosecond = Cycles.perMicrosecond();
+        try (PerfEndpoint endpoint = PerfEndpoint.open(options)) {
+            Perf perf = new Perf(options, endpoint, cyclesPerMicrosecond, out);
+            perf.header();
+            perf.run();
+        }
+    }
+
+    private void header() {
+        out.printf(Locale.ROOT, """
+                ---------------------------------------------------------------------------------------
+                 rdma4j Perf %s (%s)   Device : %s   Connection type : RC   rdma_cm QPs : ON
+                 TX depth : %d   CQ Moderation : %d   RX depth : %d   Max inline data : %d[B]   Outstand reads : %d
+                 warm-up iterations : %d   cycles per usec : %.1f
+                ---------------------------------------------------------------------------------------
+                """, options.test().name().toLowerCase(Locale.ROOT), options.isServer() ? "server" : "client",
+                endpoint.deviceName(), options.txDepth(), options.cqModeration(),
+                options.test().sends() ? receivesAhead : 0, options.inlineSize(), options.outstandingReads(),
+                options.warmup(), cyclesPerMicrosecond);
+    }
+
+    private void run() throws InterruptedException {
+        RemoteBuffer peer = endpoint.peer();
+        try (Requests requests = switch (options.test()) {
+            case SEND_LAT, SEND_BW -> new Requests((b, id) -> b.send(id));
+            case WRITE_LAT, WRITE_BW -> new Requests((b, id) -> b.rdmaWrite(id, peer.address(), peer.rkey()));
+            case READ_LAT, READ_BW -> new Requests((b, id) -> b.rdmaRead(id, peer.address(), peer.rkey()));
+        }) {
+            switch (options.test()) {
+                case SEND_LAT -> report(sendLatency(requests), true);
+                case WRITE_LAT -> report(writeLatency(requests), true);
+                case READ_LAT -> {
+                    if (options.isServer()) {
+                        endpoint.awaitDisconnect(CLIENT_RUN);
+                    } else {
+                        report(readLatency(requests), false);
+                    }
+                }
+                case SEND_BW -> {
+                    if (options.isServer()) {
+                        receiveBandwidth();
+                    } else {
+                        bandwidth(requests);
+                    }
+                }
+                case WRITE_BW, READ_BW -> {
+                    if (options.isServer()) {
+                        endpoint.awaitDisconnect(CLIENT_RUN);
+                    } else {
+                        bandwidth(requests);
+                    }
+                }
+            }
+        }
+    }
+
+    /** perftest's {@code run_iter_lat_send}: the server receives first; each side sends when it has received. */
+    private long[] sendLatency(Requests requests) {
+        int iterations = options.total();
+        long[] postedAt = new long[iterations];
+        int sent = 0;
+        long consumed = 0;
+        while (sent < iterations || consumed < iterations) {
+            if (consumed < iterations && !(sent < 1 && !options.isServer())) {
+                while (received == consumed) {
+                    poll();
+                }
+                consumed++;
+            }
+            if (sent < iterations) {
+                postedAt[sent++] = Cycles.now();
+                requests.post();
+                awaitSignaled();
+            }
+        }
+        return postedAt;
+    }
+
+    /**
+     * perftest's {@code run_iter_lat_write}: each side WRITEs its count into the last byte of the peer's slot and
+     * spins on the last byte of its own until the peer's count arrives there; the client writes first.
+     */
+    private long[] writeLatency(Requests requests) {
+        int iterations = options.total();
+        long[] postedAt = new long[iterations];
+        MemorySegment memory = endpoint.buffer().segment();
+        long arrives = endpoint.slot() + options.size() - 1;
+        long leaves = options.size() - 1;
+        int sent = 0;
+        int seen = 0;
+        while (sent < iterations || retired < iterations || seen < iterations) {
+            if (seen < iterations && !(sent < 1 && options.isServer())) {
+                seen++;
+                while ((byte) BYTE.getVolatile(memory, arrives) != (byte) seen) {
+                    Thread.onSpinWait();
+                }
+            }
+            if (sent < iterations) {
+                postedAt[sent] = Cycles.now();
+                BYTE.setRelease(memory, leaves, (byte) ++sent);
+                requests.post();
+            }
+            awaitSignaled();
+        }
+        return postedAt;
+    }
+
+    /** perftest's {@code run_iter_lat}: one READ at a time. */
+    private long[] readLatency(Requests requests) {
+        long[] postedAt = new long[options.total()];
+        for (int i = 0; i < postedAt.length; i++) {
+            postedAt[i] = Cycles.now();
+            requests.post();
+            awaitSignaled();
+        }
+        return postedAt;
+    }
+
+    /**
+     * perftest's {@code run_iter_bw}: keeps {@code -t} requests in flight until all are retired; the clock starts at
+     * the first measured post (after the warm-up's).
+     */
+    private void bandwidth(Requests requests) {
+        int iterations = options.total();
+        long start = 0;
+        while (retired < iterations) {
+            while (posted < iterations && posted - retired < options.txDepth()) {
+                if (posted == options.warmup()) {
+                    start = Cycles.now();
+                }
+                requests.post();
+            }
+            poll();
+        }
+        reportBandwidth(Cycles.now() - start);
+    }
+
+    /** perftest's {@code run_iter_bw_server}: receives, posting each receive again while more are to come. */
+    private void receiveBandwidth() {
+        long start = 0;
+        while (received < options.total()) {
+            poll();
+            if (start == 0 && received > options.warmup()) {
+                start = Cycles.now();
+            }
+        }
+        reportBandwidth(Cycles.now() - start);
+    }
+
+    /** Polls once; counts receives (posting the next while the test needs more) and retired sends. */
+    private void poll() {
+        int n = cq.poll(completions);
+        for (int i = 0; i < n; i++) {
+            long id = completions.workRequestId(i);
+            if (!completions.isSuccess(i)) {
+                throw new IllegalStateException((id == PerfEndpoint.RECEIVE_ID ? "a receive" : "a send request")
+                        + " failed after " + received + " receives and " + retired + " sends: "
+                        + completions.statusText(i));
+            }
+            if (id == PerfEndpoint.RECEIVE_ID) {
+                if (++received + receivesAhead <= options.total()) {
+                    qp.postReceive(endpoint.receive());
+                }
+            } else {
+                retired += id;
+            }
+        }
+    }
+
+    /** Polls until the last signaled request is retired. */
+    private void awaitSignaled() {
+        while (retired < signaledUpTo) {
+            poll();
+        }
+    }
+
+    private void report(long[] all, boolean roundTrip) {
+        long[] postedAt = Arrays.copyOfRange(all, options.warmup(), all.length);
+        if (options.unsorted()) {
+            LatencyReport.printUnsorted(out, postedAt, roundTrip, cyclesPerMicrosecond);
+        }
+        LatencyReport.of(options.size(), postedAt, roundTrip, cyclesPerMicrosecond).print(out);
+    }
+
+    private void reportBandwidth(long cycles) {
+        double micros = cycles / cyclesPerMicrosecond;
+        int iterations = options.iterations();
+        out.println(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]");
+        out.printf(Locale.ROOT, " %-10d %-10d       %-9.2f            %-9.6f%n", options.size(), iterations,
+                (double) options.size() * iterations / micros * 1e6 / (1 << 20), iterations / micros);
+    }
+
+    /** How one test's request is made: its opcode and target, given the batch and the request id. */
+    private interface Kind {
+        SendWorkRequests add(SendWorkRequests batch, long id);
+    }
+
+    /**
+     * The test's request in three prepared batches of one: unsignaled, signaled (retiring {@code -Q} requests) and
+     * the last (retiring what is left), so that the loops post without building anything.
+     */
+    private final class Requests implements AutoCloseable {
+        private final SendWorkRequests unsignaled;
+        private final SendWorkRequests signaled;
+        private final SendWorkRequests last;
+
+        Requests(Kind kind) {
+            int moderation = options.cqModeration();
+            int remainder = options.total() % moderation;
+            unsignaled = prepared(kind, 0, false);
+            signaled = prepared(kind, moderation, true);
+            last = prepared(kind, remainder == 0 ? moderation : remainder, true);
+        }
+
+        private SendWorkRequests prepared(Kind kind, long id, boolean signal) {
+            SendWorkRequests batch = kind.add(new SendWorkRequests(1, 1), id).gather(endpoint.buffer(), 0,
+                    options.size());
+            if (signal) {
+                batch.signaled();
+            }
+            if (options.size() <= options.inlineSize() && !options.test().name().startsWith("READ")) {
+                batch.inline();
+            }
+            return batch;
+        }
+
+        /** Posts the next request. */
+        void post() {
+            posted++;
+            if (posted == options.total()) {
+                qp.postSend(last);
+                signaledUpTo = posted;
+            } else if (posted % options.cqModeration() == 0) {
+                qp.postSend(signaled);
+                signaledUpTo = posted;
+            } else {
+                qp.postSend(unsignaled);
+            }
+        }
+
+        @Override
+        public void close() {
+            unsignaled.close();
+            signaled.close();
+            last.close();
+        }
+    }
+}

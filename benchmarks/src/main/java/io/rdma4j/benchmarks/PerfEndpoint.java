@@ -1,0 +1,200 @@
+package io.rdma4j.benchmarks;
+
+import io.rdma4j.cm.Acceptor;
+import io.rdma4j.cm.Connection;
+import io.rdma4j.cm.ConnectionOptions;
+import io.rdma4j.cm.Connector;
+import io.rdma4j.cm.RemoteBuffer;
+import io.rdma4j.verbs.Access;
+import io.rdma4j.verbs.CompletionQueue;
+import io.rdma4j.verbs.MemoryRegion;
+import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.QueuePairCapabilities;
+import io.rdma4j.verbs.ReceiveWorkRequests;
+import io.rdma4j.verbs.SendWorkRequests;
+import io.rdma4j.verbs.WorkCompletions;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Optional;
+
+/**
+ * One side of a {@link Perf} run: a connection made by the connection manager (as perftest's {@code -R}), one
+ * registered buffer and the peer's. The buffer holds what this side sends, writes or reads into at
+ * {@code [0, size)}, the place the peer writes or sends to at {@code [slot, slot + size)}, and the hello. Both sides
+ * allocate the buffer and post their receives before the connect request or the accept leaves (iWARP ends a
+ * connection whose peer sends to a queue without receives), then send each other a hello with their buffer's
+ * address and key. Closing closes the buffer, then the connection (then, on the server, the listener).
+ * Single-threaded.
+ */
+final class PerfEndpoint implements AutoCloseable {
+
+    /** The id of every data receive; sends use positive ids, so one completion queue serves both queues. */
+    static final long RECEIVE_ID = -1;
+    private static final long HELLO_ID = -2;
+    private static final int HELLO_BYTES = 16;
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(60);
+
+    private final Acceptor acceptor;
+    private final Connection connection;
+    private final MemoryRegion buffer;
+    private final long slot;
+    private final ReceiveWorkRequests receive;
+    private RemoteBuffer peer;
+
+    private PerfEndpoint(Acceptor acceptor, Connection connection, Setup setup) {
+        this.acceptor = acceptor;
+        this.connection = connection;
+        this.buffer = setup.buffer;
+        this.slot = setup.slot;
+        this.receive = setup.receive;
+    }
+
+    /** The server's or the client's side of {@code options}' test, connected and with the peer's buffer known. */
+    static PerfEndpoint open(PerfOptions options) throws InterruptedException {
+        Setup setup = new Setup(options);
+        QueuePairCapabilities caps = new QueuePairCapabilities(Math.max(options.txDepth(), options.cqModeration())
+                + 1, setup.receives + 1, 1, 1, options.inlineSize());
+        ConnectionOptions connection = ConnectionOptions.builder().capabilities(caps)
+                .completionQueueSize(caps.maxSendWorkRequests() + caps.maxReceiveWorkRequests())
+                .readDepth(options.outstandingReads()).onQueuePair(setup::prepare).build();
+        Acceptor acceptor = null;
+        try {
+            Connection established;
+            if (options.isServer()) {
+                acceptor = Acceptor.listen(new InetSocketAddress(InetAddress.ofLiteral("0.0.0.0"), options.port()), 1);
+                Optional<Connection> accepted = Optional.empty();
+                while (accepted.isEmpty()) {
+                    accepted = acceptor.accept(connection, CONNECT_TIMEOUT);
+                }
+                established = accepted.get();
+            } else {
+                established = Connector.connect(new InetSocketAddress(options.server(), options.port()), connection,
+                        CONNECT_TIMEOUT);
+            }
+            PerfEndpoint endpoint = new PerfEndpoint(acceptor, established, setup);
+            endpoint.exchangeHellos();
+            return endpoint;
+        } catch (RuntimeException | InterruptedException e) {
+            setup.close();
+            if (acceptor != null) {
+                acceptor.close();
+            }
+            throw e;
+        }
+    }
+
+    QueuePair queuePair() {
+        return connection.queuePair();
+    }
+
+    CompletionQueue completionQueue() {
+        return connection.completionQueue();
+    }
+
+    MemoryRegion buffer() {
+        return buffer;
+    }
+
+    /** Where in {@link #buffer()} the peer writes or sends to. */
+    long slot() {
+        return slot;
+    }
+
+    /** The peer's buffer: its slot. */
+    RemoteBuffer peer() {
+        return peer;
+    }
+
+    /** One receive into the slot (id {@link #RECEIVE_ID}), to post again after each one consumed. */
+    ReceiveWorkRequests receive() {
+        return receive;
+    }
+
+    /** The device's name. */
+    String deviceName() {
+        return connection.context().device().name();
+    }
+
+    /** Waits (up to {@code timeout}) until the peer disconnects: the passive side of READ and WRITE tests. */
+    void awaitDisconnect(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!connection.isDisconnected()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new IllegalStateException("the client did not disconnect within " + timeout);
+            }
+            connection.nextEvent(Duration.ofNanos(left));
+        }
+    }
+
+    /** Sends this side's slot (unsignaled, so the loops never meet its completion) and waits for the peer's. */
+    private void exchangeHellos() {
+        long out = 2 * slot;
+        RemoteBuffer.of(buffer, slot, slot).writeTo(buffer.segment(), out);
+        try (SendWorkRequests hello = new SendWorkRequests(1, 1); WorkCompletions one = new WorkCompletions(1)) {
+            connection.queuePair().postSend(hello.send(HELLO_ID).gather(buffer, out, HELLO_BYTES));
+            // The peer's hello precedes anything else it sends (RC is ordered): poll one completion at a time.
+            long deadline = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+            while (connection.completionQueue().poll(one) == 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            if (one.count() != 1 || one.workRequestId(0) != HELLO_ID || !one.isSuccess(0)) {
+                throw new IllegalStateException("the peer's hello did not arrive: " + (one.count() == 1
+                        ? one.statusText(0) + " (id " + one.workRequestId(0) + ")" : "nothing within "
+                        + CONNECT_TIMEOUT));
+            }
+        }
+        peer = RemoteBuffer.readFrom(buffer.segment(), out + 64);
+    }
+
+    @Override
+    public void close() {
+        try {
+            buffer.close();
+            receive.close();
+            connection.close();
+        } finally {
+            if (acceptor != null) {
+                acceptor.close();
+            }
+        }
+    }
+
+    /** What {@code onQueuePair} makes on the new queue pair's protection domain, before the connection exists. */
+    private static final class Setup implements AutoCloseable {
+        private final PerfOptions options;
+        private final long slot;
+        /** The receives posted ahead: perftest's rx depth for SEND tests (no more than the test needs), else 0. */
+        private final int receives;
+        private final ReceiveWorkRequests receive = new ReceiveWorkRequests(1, 1);
+        private MemoryRegion buffer;
+
+        Setup(PerfOptions options) {
+            this.options = options;
+            this.slot = (options.size() + 63) & ~63L;
+            this.receives = options.test().sends() ? Math.min(options.rxDepth(), options.total()) : 0;
+        }
+
+        void prepare(QueuePair qp) {
+            buffer = qp.protectionDomain().allocateMemory(2 * slot + 128,
+                    EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
+            try (ReceiveWorkRequests hello = new ReceiveWorkRequests(1, 1)) {
+                qp.postReceive(hello.add(HELLO_ID).scatter(buffer, 2 * slot + 64, HELLO_BYTES));
+            }
+            receive.add(RECEIVE_ID).scatter(buffer, slot, options.size());
+            for (int i = 0; i < receives; i++) {
+                qp.postReceive(receive);
+            }
+        }
+
+        @Override
+        public void close() {
+            if (buffer != null) {
+                buffer.close();
+            }
+            receive.close();
+        }
+    }
+}

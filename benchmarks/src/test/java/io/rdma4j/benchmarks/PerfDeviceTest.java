@@ -1,0 +1,86 @@
+package io.rdma4j.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The lab benchmark's smoke run in the device suite: each of Perf's six tests, server and client in this JVM,
+ * a few hundred iterations (with a warm-up) on the device of {@code RDMA4J_TEST_DEVICE} at
+ * {@code RDMA4J_TEST_ADDRESS}, each side's report read back as LabBench reads it. (The comparison with perftest
+ * is {@code rdma-lab perf}.)
+ */
+@Tag("device")
+class PerfDeviceTest {
+
+    private static final String ADDRESS = System.getenv("RDMA4J_TEST_ADDRESS");
+    private static int port = 19500;
+
+    @ParameterizedTest
+    @EnumSource(PerfOptions.Test.class)
+    void eachTestRunsToItsEndAndReportsAsPerftestDoes(PerfOptions.Test test) throws Exception {
+        assertTrue(ADDRESS != null && System.getenv("RDMA4J_TEST_DEVICE") != null,
+                "RDMA4J_TEST_DEVICE and RDMA4J_TEST_ADDRESS name the device under test (src/test/lab/rdma-lab test)");
+        String name = test.name().toLowerCase(Locale.ROOT);
+        List<String> options = new ArrayList<>(List.of(name, "-s", test.latency() ? "64" : "4096", "-n", "300", "-w",
+                "50", "-r", "32", "-p", Integer.toString(++port)));
+        if (!test.latency()) {
+            options.addAll(List.of("-t", "16", "-Q", "4"));
+        }
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            ByteArrayOutputStream serverOut = new ByteArrayOutputStream();
+            Future<?> server = threads.submit(() -> {
+                Perf.run(PerfOptions.parse(options.toArray(String[]::new)), print(serverOut));
+                return null;
+            });
+            ByteArrayOutputStream clientOut = new ByteArrayOutputStream();
+            // The server listens within moments; the client's connect is refused until then, so it tries again.
+            Future<?> client = threads.submit(() -> {
+                List<String> args = new ArrayList<>(options);
+                args.add(ADDRESS);
+                for (int attempt = 0; ; attempt++) {
+                    try {
+                        Perf.run(PerfOptions.parse(args.toArray(String[]::new)), print(clientOut));
+                        return null;
+                    } catch (RuntimeException e) {
+                        if (attempt == 20 || !clientOut.toString(StandardCharsets.UTF_8).isEmpty()) {
+                            throw e;
+                        }
+                        Thread.sleep(500);
+                    }
+                }
+            });
+            client.get(5, TimeUnit.MINUTES);
+            server.get(1, TimeUnit.MINUTES);
+            PerftestOutput row = PerftestOutput.parse(clientOut.toString(StandardCharsets.UTF_8));
+            assertEquals(300, row.value("#iterations").orElseThrow(), "the measured iterations, without the warm-up");
+            String column = test.latency() ? "t_typical[usec]" : "BW average[MB/sec]";
+            double value = row.value(column).orElseThrow();
+            assertTrue(value > 0 && Double.isFinite(value), column + " = " + value);
+            if (test.latency()) {
+                double median = row.value("t_typical[usec]").orElseThrow();
+                assertTrue(row.value("99% percentile[usec]").orElseThrow() >= median, "p99 below the median");
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    private static PrintStream print(ByteArrayOutputStream bytes) {
+        return new PrintStream(bytes, true, StandardCharsets.UTF_8);
+    }
+}

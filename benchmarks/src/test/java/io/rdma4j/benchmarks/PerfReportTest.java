@@ -1,0 +1,115 @@
+package io.rdma4j.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The lab benchmark's arithmetic and parsing, without a device: perftest's statistics, its output, the options. */
+class PerfReportTest {
+
+    /** Real output of perftest 4.5's ib_send_lat -U (shortened) and ib_read_bw in the lab. */
+    private static final String SEND_LAT = """
+             #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   \
+            99% percentile[usec]   99.9% percentile[usec]\s
+            #, usec
+            1, 989.273
+            2, 53.1486
+            3, 26.7095
+            ---------------------------------------------------------------------------------------
+             #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   \
+            99% percentile[usec]   99.9% percentile[usec]\s
+             2       2000          9.97           355.69       18.12    	       20.76       	20.26  		159.97  	\
+            	353.18\s
+            ---------------------------------------------------------------------------------------
+            """;
+    private static final String READ_BW = """
+             #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+             4096       1000             37.47              35.92  		   0.009195
+            ---------------------------------------------------------------------------------------
+            """;
+
+    @Test
+    void perftestsLatencyRowIsReadByColumnNameWithTheUnsortedValues() {
+        PerftestOutput out = PerftestOutput.parse(SEND_LAT);
+        assertEquals(18.12, out.value("t_typical[usec]").orElseThrow());
+        assertEquals(159.97, out.value("99% percentile[usec]").orElseThrow());
+        assertEquals(353.18, out.value("99.9% percentile[usec]").orElseThrow());
+        assertEquals(List.of(989.273, 53.1486, 26.7095), out.unsorted());
+    }
+
+    @Test
+    void perftestsBandwidthRowIsReadByColumnName() {
+        PerftestOutput out = PerftestOutput.parse(READ_BW);
+        assertEquals(35.92, out.value("BW average[MB/sec]").orElseThrow());
+        assertEquals(37.47, out.value("BW peak[MB/sec]").orElseThrow());
+        assertEquals(0.009195, out.value("MsgRate[Mpps]").orElseThrow());
+    }
+
+    @Test
+    void outputWithoutAResultRowIsAnErrorShowingTheOutput() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> PerftestOutput.parse("Couldn't connect to 192.0.2.1:18515\n"));
+        assertTrue(e.getMessage().contains("Couldn't connect"), e.getMessage());
+    }
+
+    @Test
+    void perfsOwnReportIsReadBackAsPerftestsIs() {
+        long[] posted = new long[1000];
+        for (int i = 1; i < posted.length; i++) {
+            posted[i] = posted[i - 1] + 2000 + (i == 500 ? 1_000_000 : 0) + (i % 10 == 0 ? 400 : 0);
+        }
+        LatencyReport report = LatencyReport.of(64, posted, true, 1000.0);
+        // Round trips of 2000 cycles at 1000 cycles/µs are 1 µs one way; every tenth is 1.2 µs; one outlier dropped.
+        assertEquals(1.0, report.median());
+        assertEquals(1.2, report.p99(), 1e-9);
+        assertEquals(1.0, report.min());
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        report.print(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        PerftestOutput out = PerftestOutput.parse(bytes.toString(StandardCharsets.UTF_8));
+        assertEquals(1.0, out.value("t_typical[usec]").orElseThrow());
+        assertEquals(1.2, out.value("99% percentile[usec]").orElseThrow());
+        assertEquals(64.0, out.value("#bytes").orElseThrow());
+    }
+
+    @Test
+    void medianOfAnEvenCountAveragesTheMiddleTwoAsPerftestDoes() {
+        // 7 iterations: 6 deltas, 2 dropped, 4 kept (10, 20, 30, 40 cycles): perftest's median is (20 + 30) / 2.
+        long[] posted = {0, 10, 30, 60, 100, 1100, 3100};
+        assertEquals(25.0, LatencyReport.of(8, posted, false, 1.0).median());
+    }
+
+    @Test
+    void optionsFollowPerftestsDefaultsAndRules() {
+        PerfOptions lat = PerfOptions.parse("send_lat");
+        assertEquals(2, lat.size());
+        assertEquals(1000, lat.iterations());
+        assertEquals(1, lat.cqModeration(), "moderation is capped at the TX depth of 1");
+        assertTrue(lat.isServer());
+        PerfOptions bw = PerfOptions.parse("write_bw", "-s", "1048576", "-w", "10", "127.0.0.1");
+        assertEquals(1, bw.cqModeration(), "no moderation above 8192 bytes unless asked for");
+        assertEquals(5010, bw.total());
+        assertEquals(100, PerfOptions.parse("write_bw", "-s", "4096").cqModeration());
+        assertEquals("ib_read_bw", PerfOptions.Test.READ_BW.perftest());
+        assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse("atomic_lat"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> PerfOptions.parse("send_lat", "-n", "3"));
+        assertEquals("-n is 5..100000000, not 3", e.getMessage());
+    }
+
+    @Test
+    void warmupCurveNamesTheIterationFromWhichItStaysWithinTenPercent() {
+        List<Double> curve = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            curve.add(i < 3000 ? 50.0 : 20.0);
+        }
+        assertEquals("steady state 20.00 µs; within 10% of it from iteration 3,001 on", LabReport.steadiness(curve));
+        assertEquals("too short to tell", LabReport.steadiness(curve.subList(0, 5000)));
+    }
+}
