@@ -32,7 +32,10 @@ import java.util.regex.Pattern;
  */
 public final class LabBench {
 
-    /** Latency tests run this many unmeasured iterations first on the Java side (see the report). */
+    /**
+     * Latency tests run this many unmeasured iterations first on the Java side, bandwidth tests as many as they
+     * measure (see the report).
+     */
     static final int LATENCY_WARMUP = 20_000;
     private static final int WARMUP_CURVE_ITERATIONS = 30_000;
     private static final Pattern RATE = Pattern.compile("^(register|queue-pair) (\\d+) ([0-9.]+)$",
@@ -183,8 +186,8 @@ public final class LabBench {
             options.addAll(List.of("-o", "16"));
         }
         String label = round + "-" + device + "-" + c.name().replace(' ', '-') + "-" + side;
-        PerftestOutput out = runPair(device, address, c.test(), options, side, label,
-                c.test().latency() && side.equals("Java") ? LATENCY_WARMUP : 0);
+        int warmup = side.equals("C") ? 0 : c.test().latency() ? LATENCY_WARMUP : c.iterations();
+        PerftestOutput out = runPair(device, address, c.test(), options, side, label, warmup);
         if (out == null) {
             return;
         }

@@ -76,10 +76,10 @@ final class LabReport {
         md.append("""
                 C is perftest (`ib_*_lat`, `ib_*_bw` with `-R`) and `registration.c`; Java is rdma4j's `Perf` (the \
                 same loops and options, the same cycle counter and the same statistics) and `Registration`. Each \
-                value is the median of the rounds; spread is lowest to highest round as ± % of that median. Java's \
-                latency runs do %,d unmeasured iterations first (`-w`); perftest has no such option, and its first \
-                iterations are in its figures. The warm-up table shows what the JIT costs from the first \
-                iteration.
+                value is the median of the rounds; spread is lowest to highest round as ± %% of that median. Java's \
+                runs do unmeasured iterations first (`-w`: %,d for latency, as many as measured for bandwidth); \
+                perftest has no such option, and its first iterations are in its figures. The warm-up table shows \
+                what the JIT costs from the first iteration.
 
                 """.formatted(LabBench.LATENCY_WARMUP));
         section(md, "Latency (µs, lower is better)", "µs");

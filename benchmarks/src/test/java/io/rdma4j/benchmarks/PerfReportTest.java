@@ -7,8 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The lab benchmark's arithmetic and parsing, without a device: perftest's statistics, its output, the options. */
@@ -101,6 +104,31 @@ class PerfReportTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> PerfOptions.parse("send_lat", "-n", "3"));
         assertEquals("-n is 5..100000000, not 3", e.getMessage());
+    }
+
+    @Test
+    void reportTablesCarryMediansRatiosSpreadsTargetsAndFailures() {
+        List<LabBench.Sample> samples = new ArrayList<>();
+        for (double c : new double[] {10, 11, 12}) {
+            samples.add(new LabBench.Sample("rxe0", "ib_send_lat 64 B", "median", "µs", false, 1.05, "C", c));
+        }
+        for (double java : new double[] {11, 11.5, 13}) {
+            samples.add(new LabBench.Sample("rxe0", "ib_send_lat 64 B", "median", "µs", false, 1.05, "Java", java));
+        }
+        samples.add(new LabBench.Sample("siw0", "ib_write_bw 4 KiB", "bandwidth", "MB/s", true, 0.98, "C", 50));
+        samples.add(new LabBench.Sample("siw0", "ib_write_bw 4 KiB", "bandwidth", "MB/s", true, 0.98, "Java", 49.5));
+        LabReport report = new LabReport(samples, Map.of("rxe0 Java", Collections.nCopies(6000,
+                12.0)), List.of("1-siw0-read_bw-4096-Java: THE JVM CRASHED (raw/x.txt)"), "QEMU tcg", 3);
+        String md = report.markdown(LocalDate.of(2026, 12, 3));
+        assertTrue(md.contains("| rxe0 | ib_send_lat 64 B | median | 11.00 | 11.50 | 1.05 | ± 9% | ± 9% | ≤ 1.05 | yes |"),
+                md);
+        assertTrue(md.contains("| siw0 | ib_write_bw 4 KiB | bandwidth | 50.00 | 49.50 | 0.99 |  |  | ≥ 0.98 | yes |"),
+                md);
+        assertTrue(md.contains("- 1-siw0-read_bw-4096-Java: THE JVM CRASHED"), md);
+        assertTrue(md.contains("rxe0 Java: steady state 12.00 µs; within 10% of it from iteration 1 on"), md);
+        String csv = report.csv(LocalDate.of(2026, 12, 3));
+        assertTrue(csv.contains("2026-12-03,\"QEMU tcg\",rxe0,ib_send_lat 64 B,median,µs,11.0,11.5,1.0455,"), csv);
+        assertEquals(3, csv.lines().count());
     }
 
     @Test

@@ -76,6 +76,10 @@ public final class MemoryWindow extends VerbsObject {
             throw new IllegalStateException("ibv_bind_mw binds type 1 windows; bind type 2 with a work request");
         }
         long address = region.addressOf("ibv_mw_bind_info", offset, length);
+        // The provider reads the region's struct during the call: a close on another thread must wait for it.
+        if (!region.resource().pin()) {
+            throw new IllegalStateException("ibv_bind_mw: " + region.describe() + " is closed");
+        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment bind = arena.allocate(ibv_mw_bind.layout());
             ibv_mw_bind.wr_id(bind, workRequestId);
@@ -89,6 +93,8 @@ public final class MemoryWindow extends VerbsObject {
             if (rc != 0) {
                 throw RdmaException.of("ibv_bind_mw", rc, describe());
             }
+        } finally {
+            region.resource().unpin();
         }
     }
 }

@@ -25,9 +25,9 @@ import java.util.Set;
  *
  * <p>Lifetime: owns its native memory; {@link #close()} frees it (a Cleaner frees a dropped batch's). A post
  * refuses a batch that names a closed region (or handle, or window) with {@link IllegalStateException}, and the
- * objects the provider reads during the post (address handles, windows, and the regions of inline requests) refuse
- * to close while it runs; a region of a request that is not inline, closed by another thread during the post, ends
- * that request in an error completion (the device checks the key). Thread-safety: none — fill and post a batch from
+ * objects the provider reads during the post (address handles, windows, and the regions of inline and bind
+ * requests) refuse to close while it runs; the region of any other request, closed by another thread during the
+ * post, ends that request in an error completion (the device checks the key). Thread-safety: none — fill and post a batch from
  * one thread at a time; it may be refilled as soon as the post returns.
  */
 public final class SendWorkRequests extends WorkRequestBatch {
@@ -177,6 +177,8 @@ public final class SendWorkRequests extends WorkRequestBatch {
         long at = start(workRequestId, WR_BIND_MW);
         name(window);
         name(region);
+        // The provider reads the region's struct (its key) during the post: the post pins it.
+        readsRegionsDuringPost();
         requests.set(ValueLayout.JAVA_LONG, at + BIND_MW, window.handle().address());
         requests.set(ValueLayout.JAVA_INT, at + BIND_RKEY, newRkey);
         requests.set(ValueLayout.JAVA_LONG, at + BIND_MR, region.handle().address());

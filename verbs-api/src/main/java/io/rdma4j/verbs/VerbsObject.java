@@ -53,8 +53,13 @@ abstract class VerbsObject implements AutoCloseable {
      */
     VerbsObject(VerbsObject parent, MemorySegment pointer, long size, Rank rank, String destroyVerb,
                 NativeResource.Destroyer destroyer) {
-        this.resource = new NativeResource(parent == null ? null : parent.resource, pointer, size, rank.ordinal(),
-                getClass().getSimpleName(), destroyVerb, destroyer);
+        NativeResource parentResource = parent == null ? null : parent.resource;
+        // A region is given to no verb but ibv_dereg_mr: its close need not pay for a shared arena's (NativeResource).
+        this.resource = rank == Rank.MEMORY_REGION
+                ? NativeResource.unguarded(parentResource, pointer, size, rank.ordinal(), getClass().getSimpleName(),
+                        destroyVerb, destroyer)
+                : new NativeResource(parentResource, pointer, size, rank.ordinal(), getClass().getSimpleName(),
+                        destroyVerb, destroyer);
         this.borrowed = destroyer == null;
         resource.owner(this);
         if (parent != null) {

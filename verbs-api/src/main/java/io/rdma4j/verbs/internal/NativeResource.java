@@ -33,7 +33,10 @@ import org.slf4j.LoggerFactory;
  * <p>The pointer is held as a segment scoped to a shared {@link Arena}. A downcall keeps the scopes of its segment
  * arguments alive while it runs, and closing a shared arena fails while a call holds it, so {@link #close} can
  * never free the C object under a verb running on another thread; after it, any use of the segment throws
- * {@link IllegalStateException} instead of touching freed memory.
+ * {@link IllegalStateException} instead of touching freed memory. Closing a shared arena costs a handshake with
+ * every thread of the JVM (about 25 µs on a host, a millisecond under emulation): objects that no verb but their
+ * destroy is ever given ({@linkplain #unguarded a memory region}: requests name it by key and {@link #pin} it when
+ * the provider reads it) hold their pointer in the global scope instead and close without it.
  */
 public final class NativeResource implements Runnable {
 
@@ -65,6 +68,7 @@ public final class NativeResource implements Runnable {
     private volatile WeakReference<Object> owner = new WeakReference<>(null);
     /** Run once the C object is destroyed, however it was closed (by its owner, its parent or the Cleaner). */
     private final List<Runnable> afterClose = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The scope of {@link #handle}, or null for an {@link #unguarded} object. */
     private final Arena arena;
     private final MemorySegment handle;
     private boolean closed;
@@ -90,6 +94,20 @@ public final class NativeResource implements Runnable {
      */
     public NativeResource(NativeResource parent, MemorySegment pointer, long size, int rank, String kind,
                           String destroyVerb, Destroyer destroyer) {
+        this(parent, pointer, size, rank, kind, destroyVerb, destroyer, Arena.ofShared());
+    }
+
+    /**
+     * As the constructor, for a C object that is passed to no verb but its destroy verb, whose pointer is then held
+     * in the global scope (no shared arena to close): a memory region, which work requests name by its keys.
+     */
+    public static NativeResource unguarded(NativeResource parent, MemorySegment pointer, long size, int rank,
+                                           String kind, String destroyVerb, Destroyer destroyer) {
+        return new NativeResource(parent, pointer, size, rank, kind, destroyVerb, destroyer, null);
+    }
+
+    private NativeResource(NativeResource parent, MemorySegment pointer, long size, int rank, String kind,
+                           String destroyVerb, Destroyer destroyer, Arena arena) {
         this.parent = parent;
         this.address = pointer.address();
         this.size = size;
@@ -98,10 +116,12 @@ public final class NativeResource implements Runnable {
         this.destroyVerb = destroyVerb;
         this.destroyer = destroyer;
         this.createdAt = TRACK_CREATION ? new Throwable(kind + " created here") : null;
-        this.arena = Arena.ofShared();
-        this.handle = Pointers.sized(pointer, size, arena);
+        this.arena = arena;
+        this.handle = arena == null ? Pointers.at(address, size) : Pointers.sized(pointer, size, arena);
         if (parent != null && !parent.adopt(this)) {
-            arena.close();
+            if (arena != null) {
+                arena.close();
+            }
             destroyer.destroy(MemorySegment.ofAddress(address));
             throw new IllegalStateException(parent.kind + " was closed while a " + kind + " was created under it");
         }
@@ -160,8 +180,16 @@ public final class NativeResource implements Runnable {
         PINS.getAndAdd(this, -1);
     }
 
-    /** The C pointer, whose scope is dead once the object is closed. */
+    /**
+     * The C pointer, whose scope is dead once the object is closed; an {@link #unguarded} object's is global, and
+     * asking for it once a close has begun throws as a dead scope would.
+     *
+     * @throws IllegalStateException if the object is unguarded and closed or being closed
+     */
     public MemorySegment handle() {
+        if (arena == null && closing) {
+            throw new IllegalStateException(kind + "@0x" + Long.toHexString(address) + " is closed");
+        }
         return handle;
     }
 
@@ -234,7 +262,9 @@ public final class NativeResource implements Runnable {
                         + " whose requests name it, or an extended poll between start and end)");
             }
             try {
-                arena.close();
+                if (arena != null) {
+                    arena.close();
+                }
             } catch (IllegalStateException inUse) {
                 throw new IllegalStateException(description + " cannot be closed while a verb on it is running", inUse);
             }

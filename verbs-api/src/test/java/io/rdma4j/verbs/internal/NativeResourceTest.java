@@ -41,6 +41,30 @@ class NativeResourceTest {
         assertFalse(region.pin());
     }
 
+    /**
+     * An unguarded object (a memory region) has no shared arena to close, yet keeps the rules: pinned, it refuses to
+     * close; closed, its pointer is refused; its parent closes it first.
+     */
+    @Test
+    void anUnguardedObjectKeepsTheRulesWithoutAnArena() {
+        AtomicInteger destroyed = new AtomicInteger();
+        NativeResource pd = resource(null, 2, p -> 0);
+        NativeResource region = NativeResource.unguarded(pd, Arena.ofAuto().allocate(64), 64, 1, "Stand-in",
+                "destroy_stand_in", p -> {
+                    destroyed.incrementAndGet();
+                    return 0;
+                });
+        assertEquals(64, region.handle().byteSize());
+        assertTrue(region.pin());
+        assertThrows(IllegalStateException.class, () -> pd.close("the protection domain"));
+        region.unpin();
+        pd.close("the protection domain");
+        assertEquals(1, destroyed.get(), "the parent closed its unguarded child first");
+        IllegalStateException e = assertThrows(IllegalStateException.class, region::handle);
+        assertTrue(e.getMessage().endsWith(" is closed"), e.getMessage());
+        assertFalse(region.pin());
+    }
+
     /** A post pins, reads and unpins in a loop while another thread closes: no read may see the object destroyed. */
     @Test
     void noPinEverOverlapsTheDestroy() throws InterruptedException {
