@@ -32,6 +32,8 @@ public final class Perf {
 
     private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
     private static final Duration CLIENT_RUN = Duration.ofHours(1);
+    /** How long a loop waits for a completion or the peer's next byte before it gives up (a peer gone). */
+    private static final long STALL_NANOS = Duration.ofSeconds(30).toNanos();
 
     private final PerfOptions options;
     private final PerfEndpoint endpoint;
@@ -48,6 +50,9 @@ public final class Perf {
     /** Send requests posted, and the count up to the last signaled one. */
     private long posted;
     private long signaledUpTo;
+    /** Polls in a row that found nothing, and when the clock was first read during them (0: not yet). */
+    private int idle;
+    private long idleSince;
 
     private Perf(PerfOptions options, PerfEndpoint endpoint, double cyclesPerMicrosecond, PrintStream out) {
         this.options = options;
@@ -174,8 +179,9 @@ public final class Perf {
             if (seen < iterations && !(sent < 1 && options.isServer())) {
                 seen++;
                 while ((byte) BYTE.getVolatile(memory, arrives) != (byte) seen) {
-                    Thread.onSpinWait();
+                    idle("the peer's WRITE " + seen);
                 }
+                progress();
             }
             if (sent < iterations) {
                 postedAt[sent] = Cycles.now();
@@ -232,6 +238,11 @@ public final class Perf {
     /** Polls once; counts receives (posting the next while the test needs more) and retired sends. */
     private void poll() {
         int n = cq.poll(completions);
+        if (n == 0) {
+            idle("a completion");
+            return;
+        }
+        progress();
         for (int i = 0; i < n; i++) {
             long id = completions.workRequestId(i);
             if (!completions.isSuccess(i)) {
@@ -247,6 +258,28 @@ public final class Perf {
                 retired += id;
             }
         }
+    }
+
+    /**
+     * Counts a fruitless spin; every 65,536 of them reads the clock (microseconds a read under emulation) and
+     * gives up once nothing has come for 30 s: a peer that died or a connection that ended must not spin forever.
+     */
+    private void idle(String awaited) {
+        if ((++idle & 0xFFFF) != 0) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (idleSince == 0) {
+            idleSince = now;
+        } else if (now - idleSince > STALL_NANOS) {
+            throw new IllegalStateException("waited 30 s for " + awaited + " after " + received + " receives and "
+                    + retired + " sends: is the peer gone?");
+        }
+    }
+
+    private void progress() {
+        idle = 0;
+        idleSince = 0;
     }
 
     /** Polls until the last signaled request is retired. */
