@@ -160,7 +160,7 @@ public final class LabBench {
     }
 
     private void registration(int round, String device, String side) throws IOException, InterruptedException {
-        String seconds = quick ? "0.5" : "2";
+        String seconds = quick ? "0.5" : "4";
         List<String> command = pinned(0, side.equals("C") ? List.of(registrationProgram.toString(), device, seconds)
                 : java("io.rdma4j.benchmarks.Registration", List.of(device, seconds)));
         String label = round + "-" + device + "-registration-" + side;

@@ -16,8 +16,9 @@ import java.util.Set;
 /**
  * The control path's rates, beside {@code src/main/c/registration.c} (the same loops in C): memory registrations
  * ({@link ProtectionDomain#registerMemory} + close of one buffer of 4 KiB, 64 KiB, 1 MiB and 64 MiB) and RC queue
- * pairs (create + close) per second on one device. Each loop is warmed up for a quarter of its time, then counted
- * for SECONDS, the clock read once per iteration as the C loop reads it. Prints {@code register SIZE RATE} and
+ * pairs (create + close) per second on one device. Each loop runs unmeasured for SECONDS (the JIT's compiling
+ * takes seconds under emulation), then is counted for SECONDS, the clock read once per iteration as the C loop
+ * reads it. Prints {@code register SIZE RATE} and
  * {@code queue-pair 0 RATE} lines, as the C program does.
  *
  * <pre>
@@ -56,9 +57,9 @@ public final class Registration {
         }
     }
 
-    /** Runs {@code op} for a quarter of {@code seconds} unmeasured, then counts it for {@code seconds}. */
+    /** Runs {@code op} for {@code seconds} unmeasured, then counts it for {@code seconds}. */
     private static double rate(Runnable op, double seconds) {
-        long end = System.nanoTime() + (long) (seconds / 4 * 1e9);
+        long end = System.nanoTime() + (long) (seconds * 1e9);
         while (System.nanoTime() < end) {
             op.run();
         }

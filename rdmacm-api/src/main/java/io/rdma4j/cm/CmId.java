@@ -100,7 +100,7 @@ public final class CmId implements AutoCloseable {
                     return ExportedConnectionManager.rdma_destroy_id(errno, pointer) == 0 ? 0 : Errno.get(errno);
                 });
         resource.owner(this);
-        VerbsInternals.access().cleaner().register(this, resource);
+        resource.cleanedBy(VerbsInternals.access().cleaner(), this);
     }
 
     /** Where the id stands; {@link CmIdState#CLOSED} once it (or its channel) is closed. */

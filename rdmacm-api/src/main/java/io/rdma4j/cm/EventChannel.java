@@ -59,7 +59,7 @@ public final class EventChannel implements AutoCloseable {
         // Threads waiting in next() look again once the channel is gone (closed by anyone), and find it closed.
         resource.afterClose(() -> Poller.instance().wakeAll(watched));
         resource.owner(this);
-        VerbsInternals.access().cleaner().register(this, resource);
+        resource.cleanedBy(VerbsInternals.access().cleaner(), this);
     }
 
     /**

@@ -66,7 +66,7 @@ abstract class VerbsObject implements AutoCloseable {
             keepChild(parent.children, resource, this);
         }
         if (!borrowed) {
-            CLEANER.register(this, resource);
+            resource.cleanedBy(CLEANER, this);
         }
     }
 

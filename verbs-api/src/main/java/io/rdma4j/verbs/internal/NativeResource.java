@@ -5,6 +5,7 @@ import io.rdma4j.verbs.RdmaException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
+import java.lang.ref.Cleaner;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
@@ -130,6 +131,17 @@ public final class NativeResource implements Runnable {
     /** Links the Java object, weakly, for {@link #findDescendant}. */
     public void owner(Object object) {
         owner = new WeakReference<>(object);
+    }
+
+    /**
+     * Registers this resource as {@code owner}'s Cleaner action (closing the C object if the program drops
+     * {@code owner} unclosed), and unregisters it once the object is closed, however: a registration left for a
+     * collection to find would carry every closed object into the old generation (seen as growing garbage-collection
+     * pauses in a register+close loop).
+     */
+    public void cleanedBy(Cleaner cleaner, Object owner) {
+        Cleaner.Cleanable cleanable = cleaner.register(owner, this);
+        afterClose.add(cleanable::clean);
     }
 
     /**
