@@ -7,10 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDate;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -44,7 +42,7 @@ public final class LabBench {
     /** One comparison: a test, its size and iterations. */
     record Case(Test test, int size, int iterations) {
         String name() {
-            return test.name().toLowerCase(Locale.ROOT) + " " + size;
+            return test.command() + " " + size;
         }
     }
 
@@ -111,8 +109,8 @@ public final class LabBench {
         if (results == null) {
             throw new IllegalArgumentException("--results DIR is required");
         }
-        LabBench bench = new LabBench(results, rounds, devices, environment + (pin ? "; server on CPU 0, client on CPU 1"
-                + " (taskset)" : "; not pinned"), quick, pin);
+        String pinning = pin ? "; server on CPU 0, client on CPU 1 (taskset)" : "; not pinned";
+        LabBench bench = new LabBench(results, rounds, devices, environment + pinning, quick, pin);
         bench.run();
         System.exit(bench.failures.isEmpty() ? 0 : 1);
     }
@@ -136,15 +134,15 @@ public final class LabBench {
 
     private void run() throws IOException, InterruptedException {
         for (int round = 1; round <= rounds; round++) {
-            boolean cFirst = round % 2 == 1;
+            List<String> order = round % 2 == 1 ? List.of("C", "Java") : List.of("Java", "C");
             for (Map.Entry<String, String> device : devices.entrySet()) {
                 String dev = device.getKey();
-                log("round " + round + "/" + rounds + " on " + dev + (cFirst ? " (C first)" : " (Java first)"));
-                for (String side : cFirst ? List.of("C", "Java") : List.of("Java", "C")) {
+                log("round " + round + "/" + rounds + " on " + dev + " (" + order.getFirst() + " first)");
+                for (String side : order) {
                     registration(round, dev, side);
                 }
                 for (Case c : cases()) {
-                    for (String side : cFirst ? List.of("C", "Java") : List.of("Java", "C")) {
+                    for (String side : order) {
                         pair(round, dev, device.getValue(), c, side);
                     }
                 }
@@ -181,8 +179,8 @@ public final class LabBench {
     private void pair(int round, String device, String address, Case c, String side)
             throws IOException, InterruptedException {
         List<String> options = new ArrayList<>(List.of("-s", Integer.toString(c.size()), "-n",
-                Integer.toString(c.iterations()), "-p", Integer.toString(++port)));
-        if (c.test() == Test.READ_LAT || c.test() == Test.READ_BW) {
+                Integer.toString(c.iterations())));
+        if (c.test().reads()) {
             options.addAll(List.of("-o", "16"));
         }
         String label = round + "-" + device + "-" + c.name().replace(' ', '-') + "-" + side;
@@ -205,7 +203,7 @@ public final class LabBench {
     /** A 64-byte SEND ping-pong from its first iteration, every iteration's latency kept. */
     private void warmupCurve(String device, String address, String side) throws IOException, InterruptedException {
         List<String> options = List.of("-s", "64", "-n", Integer.toString(quick ? 3000 : WARMUP_CURVE_ITERATIONS),
-                "-p", Integer.toString(++port), "-U");
+                "-U");
         PerftestOutput out = runPair(device, address, Test.SEND_LAT, options, side, "1-" + device + "-warmup-" + side,
                 0);
         if (out != null) {
@@ -213,12 +211,17 @@ public final class LabBench {
         }
     }
 
-    /** Starts the server, waits until it listens, runs the client; returns the client's output or null. */
-    private PerftestOutput runPair(String device, String address, Test test, List<String> options, String side,
+    /**
+     * Starts the server on a port of its own, waits until it listens, runs the client; returns the client's output
+     * or null.
+     */
+    private PerftestOutput runPair(String device, String address, Test test, List<String> testOptions, String side,
                                    String label, int warmup) throws IOException, InterruptedException {
+        int listenPort = ++port;
+        List<String> options = new ArrayList<>(testOptions);
+        options.addAll(List.of("-p", Integer.toString(listenPort)));
         List<String> server = pinned(0, command(test, device, options, side, null, warmup));
         List<String> client = pinned(1, command(test, device, options, side, address, warmup));
-        int listenPort = Integer.parseInt(options.get(options.indexOf("-p") + 1));
         Running serverRun = start(server, label + "-server");
         try {
             if (!awaitListening(listenPort, serverRun)) {
@@ -251,7 +254,7 @@ public final class LabBench {
             args.addAll(List.of(test.perftest(), "-d", device, "-R", "-F"));
             args.addAll(options);
         } else {
-            args.add(test.name().toLowerCase(Locale.ROOT));
+            args.add(test.command());
             args.addAll(options);
             if (warmup > 0) {
                 args.addAll(List.of("-w", Integer.toString(warmup)));
@@ -308,7 +311,7 @@ public final class LabBench {
         return false;
     }
 
-    private record Running(Process process, Path output, String label) {
+    private record Running(Process process, Path output) {
         Finished await(long seconds) throws IOException, InterruptedException {
             boolean ended = process.waitFor(seconds, TimeUnit.SECONDS);
             if (!ended) {
@@ -331,7 +334,7 @@ public final class LabBench {
     private Running start(List<String> command, String label) throws IOException {
         Path output = results.resolve("raw").resolve(label + ".txt");
         Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
-        return new Running(p, output, label);
+        return new Running(p, output);
     }
 
     private void record(String device, String what, String metric, String unit, boolean higherIsBetter,
@@ -354,12 +357,5 @@ public final class LabBench {
     private static void log(String line) {
         System.out.println("lab-bench: " + line);
         System.out.flush();
-    }
-
-    static double median(double... values) {
-        double[] v = values.clone();
-        Arrays.sort(v);
-        int n = v.length;
-        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     }
 }

@@ -3,6 +3,7 @@ package io.rdma4j.benchmarks;
 import io.rdma4j.benchmarks.LabBench.Sample;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -17,7 +18,8 @@ final class LabReport {
 
     private static final int BLOCK = 1000;
 
-    private final Map<String, List<Sample>> rows = new LinkedHashMap<>();
+    /** One row per device, comparison and metric, in the order the samples came. */
+    private final List<Row> table = new ArrayList<>();
     private final Map<String, List<Double>> curves;
     private final List<String> failures;
     private final String environment;
@@ -25,9 +27,16 @@ final class LabReport {
 
     LabReport(List<Sample> samples, Map<String, List<Double>> curves, List<String> failures, String environment,
               int rounds) {
+        Map<String, List<Sample>> rows = new LinkedHashMap<>();
         for (Sample s : samples) {
             rows.computeIfAbsent(s.device() + "\u0000" + s.what() + "\u0000" + s.metric(), k -> new ArrayList<>())
                     .add(s);
+        }
+        for (List<Sample> row : rows.values()) {
+            double[] c = values(row, "C");
+            double[] java = values(row, "Java");
+            table.add(new Row(row.getFirst(), median(c), median(java), spread(c), spread(java), c.length,
+                    java.length));
         }
         this.curves = curves;
         this.failures = failures;
@@ -54,17 +63,6 @@ final class LabReport {
             return Double.isNaN(first.target()) ? "" : (first.higherIsBetter() ? "≥ " : "≤ ")
                     + String.format(Locale.ROOT, "%.2f", first.target());
         }
-    }
-
-    private List<Row> table() {
-        List<Row> table = new ArrayList<>();
-        for (List<Sample> samples : rows.values()) {
-            double[] c = values(samples, "C");
-            double[] java = values(samples, "Java");
-            table.add(new Row(samples.getFirst(), median(c), median(java), spread(c), spread(java), c.length,
-                    java.length));
-        }
-        return table;
     }
 
     String markdown(LocalDate date) {
@@ -101,7 +99,7 @@ final class LabReport {
         md.append("## ").append(title).append("\n\n")
                 .append("| device | test | metric | C | Java | Java/C | C spread | Java spread | target | met |\n")
                 .append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
-        for (Row r : table()) {
+        for (Row r : table) {
             if (!List.of(units).contains(r.first().unit())) {
                 continue;
             }
@@ -151,14 +149,14 @@ final class LabReport {
         while (from > 0 && Math.abs(mean(curve, from - 1) - steady) <= 0.10 * steady) {
             from--;
         }
-        return String.format(Locale.ROOT, "steady state %s µs; within 10%% of it from iteration %,d on", number(steady),
-                from * BLOCK + 1);
+        return String.format(Locale.ROOT, "steady state %s µs; within 10%% of it from iteration %,d on",
+                number(steady), from * BLOCK + 1);
     }
 
     String csv(LocalDate date) {
         StringBuilder csv = new StringBuilder("date,environment,device,test,metric,unit,c,java,java_over_c,"
                 + "c_spread,java_spread,c_rounds,java_rounds,target,met\n");
-        for (Row r : table()) {
+        for (Row r : table) {
             csv.append(String.format(Locale.ROOT, "%s,\"%s\",%s,%s,%s,%s,%s,%s,%.4f,%.4f,%.4f,%d,%d,%s,%s%n", date,
                     environment.replace("\"", "'"), r.first().device(), r.first().what(), r.first().metric(),
                     r.first().unit(), r.c(), r.java(), r.ratio(), r.cSpread(), r.javaSpread(), r.cRounds(),
@@ -179,8 +177,14 @@ final class LabReport {
         return samples.stream().filter(s -> s.side().equals(side)).mapToDouble(Sample::value).toArray();
     }
 
-    private static double median(double[] v) {
-        return v.length == 0 ? Double.NaN : LabBench.median(v);
+    private static double median(double[] values) {
+        if (values.length == 0) {
+            return Double.NaN;
+        }
+        double[] v = values.clone();
+        Arrays.sort(v);
+        int n = v.length;
+        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     }
 
     /** Half the range as a fraction of the median. */

@@ -59,7 +59,7 @@ public final class Perf {
         this.endpoint = endpoint;
         this.qp = endpoint.queuePair();
         this.cq = endpoint.completionQueue();
-        this.receivesAhead = Math.min(options.rxDepth(), options.total());
+        this.receivesAhead = endpoint.receivesAhead();
         this.cyclesPerMicrosecond = cyclesPerMicrosecond;
         this.out = out;
     }
@@ -78,7 +78,7 @@ public final class Perf {
         try {
             run(options, System.out);
         } catch (RuntimeException e) {
-            System.err.println("perf " + options.test().name().toLowerCase(Locale.ROOT) + ": " + e.getMessage());
+            System.err.println("perf " + options.test().command() + ": " + e.getMessage());
             System.exit(1);
         }
     }
@@ -100,13 +100,17 @@ public final class Perf {
                  TX depth : %d   CQ Moderation : %d   RX depth : %d   Max inline data : %d[B]   Outstand reads : %d
                  warm-up iterations : %d   cycles per usec : %.1f
                 ---------------------------------------------------------------------------------------
-                """, options.test().name().toLowerCase(Locale.ROOT), options.isServer() ? "server" : "client",
+                """, options.test().command(), options.isServer() ? "server" : "client",
                 endpoint.deviceName(), options.txDepth(), options.cqModeration(),
-                options.test().sends() ? receivesAhead : 0, options.inlineSize(), options.outstandingReads(),
+                receivesAhead, options.inlineSize(), options.outstandingReads(),
                 options.warmup(), cyclesPerMicrosecond);
     }
 
     private void run() throws InterruptedException {
+        if (options.isServer() && options.test().passiveServer()) {
+            endpoint.awaitDisconnect(CLIENT_RUN);
+            return;
+        }
         RemoteBuffer peer = endpoint.peer();
         try (Requests requests = switch (options.test()) {
             case SEND_LAT, SEND_BW -> new Requests((b, id) -> b.send(id));
@@ -116,13 +120,7 @@ public final class Perf {
             switch (options.test()) {
                 case SEND_LAT -> report(sendLatency(requests), true);
                 case WRITE_LAT -> report(writeLatency(requests), true);
-                case READ_LAT -> {
-                    if (options.isServer()) {
-                        endpoint.awaitDisconnect(CLIENT_RUN);
-                    } else {
-                        report(readLatency(requests), false);
-                    }
-                }
+                case READ_LAT -> report(readLatency(requests), false);
                 case SEND_BW -> {
                     if (options.isServer()) {
                         receiveBandwidth();
@@ -130,13 +128,7 @@ public final class Perf {
                         bandwidth(requests);
                     }
                 }
-                case WRITE_BW, READ_BW -> {
-                    if (options.isServer()) {
-                        endpoint.awaitDisconnect(CLIENT_RUN);
-                    } else {
-                        bandwidth(requests);
-                    }
-                }
+                case WRITE_BW, READ_BW -> bandwidth(requests);
             }
         }
     }
@@ -179,7 +171,7 @@ public final class Perf {
             if (seen < iterations && !(sent < 1 && options.isServer())) {
                 seen++;
                 while ((byte) BYTE.getVolatile(memory, arrives) != (byte) seen) {
-                    idle("the peer's WRITE " + seen);
+                    idle("the peer's next WRITE");
                 }
                 progress();
             }
@@ -333,7 +325,7 @@ public final class Perf {
             if (signal) {
                 batch.signaled();
             }
-            if (options.size() <= options.inlineSize() && !options.test().name().startsWith("READ")) {
+            if (options.size() <= options.inlineSize() && !options.test().reads()) {
                 batch.inline();
             }
             return batch;

@@ -38,17 +38,13 @@ final class PerfEndpoint implements AutoCloseable {
 
     private final Acceptor acceptor;
     private final Connection connection;
-    private final MemoryRegion buffer;
-    private final long slot;
-    private final ReceiveWorkRequests receive;
+    private final Setup setup;
     private RemoteBuffer peer;
 
     private PerfEndpoint(Acceptor acceptor, Connection connection, Setup setup) {
         this.acceptor = acceptor;
         this.connection = connection;
-        this.buffer = setup.buffer;
-        this.slot = setup.slot;
-        this.receive = setup.receive;
+        this.setup = setup;
     }
 
     /** The server's or the client's side of {@code options}' test, connected and with the peer's buffer known. */
@@ -60,8 +56,8 @@ final class PerfEndpoint implements AutoCloseable {
                 .completionQueueSize(caps.maxSendWorkRequests() + caps.maxReceiveWorkRequests())
                 .readDepth(options.outstandingReads()).onQueuePair(setup::prepare).build();
         Acceptor acceptor = null;
+        Connection established = null;
         try {
-            Connection established;
             if (options.isServer()) {
                 acceptor = Acceptor.listen(new InetSocketAddress(InetAddress.ofLiteral("0.0.0.0"), options.port()), 1);
                 Optional<Connection> accepted = Optional.empty();
@@ -77,7 +73,12 @@ final class PerfEndpoint implements AutoCloseable {
             endpoint.exchangeHellos();
             return endpoint;
         } catch (RuntimeException | InterruptedException e) {
+            // The order of close(): the buffer (made on the connection's protection domain), the connection, the
+            // listener.
             setup.close();
+            if (established != null) {
+                established.close();
+            }
             if (acceptor != null) {
                 acceptor.close();
             }
@@ -94,12 +95,17 @@ final class PerfEndpoint implements AutoCloseable {
     }
 
     MemoryRegion buffer() {
-        return buffer;
+        return setup.buffer;
     }
 
     /** Where in {@link #buffer()} the peer writes or sends to. */
     long slot() {
-        return slot;
+        return setup.slot;
+    }
+
+    /** The receives posted ahead: perftest's rx depth for SEND tests (no more than the test needs), else 0. */
+    int receivesAhead() {
+        return setup.receives;
     }
 
     /** The peer's buffer: its slot. */
@@ -109,7 +115,7 @@ final class PerfEndpoint implements AutoCloseable {
 
     /** One receive into the slot (id {@link #RECEIVE_ID}), to post again after each one consumed. */
     ReceiveWorkRequests receive() {
-        return receive;
+        return setup.receive;
     }
 
     /** The device's name. */
@@ -131,6 +137,8 @@ final class PerfEndpoint implements AutoCloseable {
 
     /** Sends this side's slot (unsignaled, so the loops never meet its completion) and waits for the peer's. */
     private void exchangeHellos() {
+        MemoryRegion buffer = setup.buffer;
+        long slot = setup.slot;
         long out = 2 * slot;
         RemoteBuffer.of(buffer, slot, slot).writeTo(buffer.segment(), out);
         try (SendWorkRequests hello = new SendWorkRequests(1, 1); WorkCompletions one = new WorkCompletions(1)) {
@@ -152,8 +160,7 @@ final class PerfEndpoint implements AutoCloseable {
     @Override
     public void close() {
         try {
-            buffer.close();
-            receive.close();
+            setup.close();
             connection.close();
         } finally {
             if (acceptor != null) {
@@ -166,7 +173,6 @@ final class PerfEndpoint implements AutoCloseable {
     private static final class Setup implements AutoCloseable {
         private final PerfOptions options;
         private final long slot;
-        /** The receives posted ahead: perftest's rx depth for SEND tests (no more than the test needs), else 0. */
         private final int receives;
         private final ReceiveWorkRequests receive = new ReceiveWorkRequests(1, 1);
         private MemoryRegion buffer;

@@ -40,9 +40,23 @@ record PerfOptions(Test test, InetAddress server, int port, int size, int iterat
             return this == SEND_LAT || this == SEND_BW;
         }
 
+        boolean reads() {
+            return this == READ_LAT || this == READ_BW;
+        }
+
+        /** Whether the server only waits for the client to finish: the peer of its READs or WRITEs. */
+        boolean passiveServer() {
+            return this == READ_LAT || this == READ_BW || this == WRITE_BW;
+        }
+
+        /** The name Perf takes: {@code send_lat} for SEND_LAT. */
+        String command() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
         /** The perftest program: {@code ib_send_lat} for SEND_LAT. */
         String perftest() {
-            return "ib_" + name().toLowerCase(Locale.ROOT);
+            return "ib_" + command();
         }
 
         static Test of(String name) {

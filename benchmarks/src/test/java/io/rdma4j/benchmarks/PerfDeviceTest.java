@@ -8,7 +8,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -36,7 +35,7 @@ class PerfDeviceTest {
     void eachTestRunsToItsEndAndReportsAsPerftestDoes(PerfOptions.Test test) throws Exception {
         assertTrue(ADDRESS != null && System.getenv("RDMA4J_TEST_DEVICE") != null,
                 "RDMA4J_TEST_DEVICE and RDMA4J_TEST_ADDRESS name the device under test (src/test/lab/rdma-lab test)");
-        String name = test.name().toLowerCase(Locale.ROOT);
+        String name = test.command();
         // All receives are posted before the first SEND (-r above -n + -w): iWARP has no receiver-not-ready retry, and
         // a sender that outruns the receiver's reposting ends the connection (perftest's send_bw alike).
         List<String> options = new ArrayList<>(List.of(name, "-s", test.latency() ? "64" : "4096", "-n", "300", "-w",

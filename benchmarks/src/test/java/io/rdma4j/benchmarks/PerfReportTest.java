@@ -120,10 +120,10 @@ class PerfReportTest {
         LabReport report = new LabReport(samples, Map.of("rxe0 Java", Collections.nCopies(6000,
                 12.0)), List.of("1-siw0-read_bw-4096-Java: THE JVM CRASHED (raw/x.txt)"), "QEMU tcg", 3);
         String md = report.markdown(LocalDate.of(2026, 12, 3));
-        assertTrue(md.contains("| rxe0 | ib_send_lat 64 B | median | 11.00 | 11.50 | 1.05 | ± 9% | ± 9% | ≤ 1.05 | yes |"),
-                md);
-        assertTrue(md.contains("| siw0 | ib_write_bw 4 KiB | bandwidth | 50.00 | 49.50 | 0.99 |  |  | ≥ 0.98 | yes |"),
-                md);
+        assertTrue(md.contains(
+                "| rxe0 | ib_send_lat 64 B | median | 11.00 | 11.50 | 1.05 | ± 9% | ± 9% | ≤ 1.05 | yes |"), md);
+        assertTrue(md.contains(
+                "| siw0 | ib_write_bw 4 KiB | bandwidth | 50.00 | 49.50 | 0.99 |  |  | ≥ 0.98 | yes |"), md);
         assertTrue(md.contains("- 1-siw0-read_bw-4096-Java: THE JVM CRASHED"), md);
         assertTrue(md.contains("rxe0 Java: steady state 12.00 µs; within 10% of it from iteration 1 on"), md);
         String csv = report.csv(LocalDate.of(2026, 12, 3));

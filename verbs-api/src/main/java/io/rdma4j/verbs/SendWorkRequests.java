@@ -27,8 +27,8 @@ import java.util.Set;
  * refuses a batch that names a closed region (or handle, or window) with {@link IllegalStateException}, and the
  * objects the provider reads during the post (address handles, windows, and the regions of inline and bind
  * requests) refuse to close while it runs; the region of any other request, closed by another thread during the
- * post, ends that request in an error completion (the device checks the key). Thread-safety: none — fill and post a batch from
- * one thread at a time; it may be refilled as soon as the post returns.
+ * post, ends that request in an error completion (the device checks the key). Thread-safety: none — fill and post a
+ * batch from one thread at a time; it may be refilled as soon as the post returns.
  */
 public final class SendWorkRequests extends WorkRequestBatch {
 

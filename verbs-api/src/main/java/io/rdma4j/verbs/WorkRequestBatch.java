@@ -19,10 +19,11 @@ import java.lang.foreign.ValueLayout;
  * that each is still open, so an object closed after it was added is an {@link IllegalStateException}. The objects
  * the provider reads during the post are also pinned for the length of the call ({@link NativeResource#pin}), so
  * that another thread cannot close them under it: address handles and windows always, regions when a request is
- * inline (the provider copies their bytes) or binds a window (it reads the region's struct). Other requests hand a region's key and addresses to the device only,
- * which checks them: a region closed by another thread during such a post ends the request in an error
- * completion, never in a read of freed memory, and the post saves two atomic operations per region. Runs of one
- * object are remembered once. A forgotten batch's memory is freed by a {@link java.lang.ref.Cleaner}.
+ * inline (the provider copies their bytes) or binds a window (it reads the region's struct). Other requests hand
+ * a region's key and addresses to the device only, which checks them: a region closed by another thread during
+ * such a post ends the request in an error completion, never in a read of freed memory, and the post saves two
+ * atomic operations per region. Runs of one object are remembered once. A forgotten batch's memory is freed by a
+ * {@link java.lang.ref.Cleaner}.
  */
 abstract class WorkRequestBatch implements AutoCloseable {
 
