@@ -125,9 +125,9 @@ public final class CmId implements AutoCloseable {
     public synchronized void bind(InetSocketAddress local) {
         require("bind", IDLE);
         try (Arena call = Arena.ofConfined()) {
-            MemorySegment errno = Errno.state();
-            check(ExportedConnectionManager.rdma_bind_addr(errno, handle(), SocketAddresses.toC(local, call)),
-                    "rdma_bind_addr", errno, local.toString());
+            MemorySegment address = SocketAddresses.toC(local, call);
+            verb("rdma_bind_addr", local.toString(),
+                    (errno, id) -> ExportedConnectionManager.rdma_bind_addr(errno, id, address));
         }
         state = BOUND;
     }
@@ -138,8 +138,7 @@ public final class CmId implements AutoCloseable {
         if (backlog < 0) {
             throw new IllegalArgumentException("backlog must not be negative: " + backlog);
         }
-        MemorySegment errno = Errno.state();
-        check(ExportedConnectionManager.rdma_listen(errno, handle(), backlog), "rdma_listen", errno, null);
+        verb("rdma_listen", null, (errno, id) -> ExportedConnectionManager.rdma_listen(errno, id, backlog));
         state = LISTENING;
     }
 
@@ -157,11 +156,10 @@ public final class CmId implements AutoCloseable {
         require("resolveAddress", IDLE, BOUND);
         int millis = millis(timeout);
         try (Arena call = Arena.ofConfined()) {
-            MemorySegment errno = Errno.state();
-            check(ExportedConnectionManager.rdma_resolve_addr(errno, handle(),
-                    source == null ? MemorySegment.NULL : SocketAddresses.toC(source, call),
-                    SocketAddresses.toC(destination, call), millis), "rdma_resolve_addr", errno,
-                    destination.toString());
+            MemorySegment from = source == null ? MemorySegment.NULL : SocketAddresses.toC(source, call);
+            MemorySegment to = SocketAddresses.toC(destination, call);
+            verb("rdma_resolve_addr", destination.toString(),
+                    (errno, id) -> ExportedConnectionManager.rdma_resolve_addr(errno, id, from, to, millis));
         }
         state = RESOLVING_ADDRESS;
     }
@@ -170,9 +168,8 @@ public final class CmId implements AutoCloseable {
     public synchronized void resolveRoute(Duration timeout) {
         require("resolveRoute", ADDRESS_RESOLVED);
         int millis = millis(timeout);
-        MemorySegment errno = Errno.state();
-        check(ExportedConnectionManager.rdma_resolve_route(errno, handle(), millis), "rdma_resolve_route", errno,
-                null);
+        verb("rdma_resolve_route", null,
+                (errno, id) -> ExportedConnectionManager.rdma_resolve_route(errno, id, millis));
         state = RESOLVING_ROUTE;
     }
 
@@ -188,8 +185,7 @@ public final class CmId implements AutoCloseable {
         require("connect", ROUTE_RESOLVED);
         checkPrivateData("rdma_connect", parameters.privateData().length,
                 portSpace == PortSpace.UDP ? IB_UD_CONNECT_PRIVATE_DATA : IB_CONNECT_PRIVATE_DATA);
-        withParameters(parameters, "rdma_connect",
-                (errno, param) -> ExportedConnectionManager.rdma_connect(errno, handle(), param));
+        withParameters(parameters, "rdma_connect", ExportedConnectionManager::rdma_connect);
         state = CONNECTING;
     }
 
@@ -204,8 +200,7 @@ public final class CmId implements AutoCloseable {
         require("accept", CONNECT_REQUEST);
         checkPrivateData("rdma_accept", parameters.privateData().length,
                 portSpace == PortSpace.UDP ? IB_UD_ACCEPT_PRIVATE_DATA : IB_ACCEPT_PRIVATE_DATA);
-        withParameters(parameters, "rdma_accept",
-                (errno, param) -> ExportedConnectionManager.rdma_accept(errno, handle(), param));
+        withParameters(parameters, "rdma_accept", ExportedConnectionManager::rdma_accept);
         state = portSpace == PortSpace.UDP ? ESTABLISHED : ACCEPTING;
     }
 
@@ -231,9 +226,8 @@ public final class CmId implements AutoCloseable {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment data = privateData.length == 0 ? MemorySegment.NULL
                     : call.allocateFrom(ValueLayout.JAVA_BYTE, privateData);
-            MemorySegment errno = Errno.state();
-            check(ExportedConnectionManager.rdma_reject(errno, handle(), data, (byte) privateData.length),
-                    "rdma_reject", errno, null);
+            verb("rdma_reject", null,
+                    (errno, id) -> ExportedConnectionManager.rdma_reject(errno, id, data, (byte) privateData.length));
         }
         state = REJECTED;
     }
@@ -244,8 +238,7 @@ public final class CmId implements AutoCloseable {
      */
     public synchronized void establish() {
         require("establish", CONNECT_RESPONSE);
-        MemorySegment errno = Errno.state();
-        check(ExportedConnectionManager.rdma_establish(errno, handle()), "rdma_establish", errno, null);
+        verb("rdma_establish", null, ExportedConnectionManager::rdma_establish);
         state = ESTABLISHED;
     }
 
@@ -261,8 +254,7 @@ public final class CmId implements AutoCloseable {
             return;
         }
         disconnecting = true;
-        MemorySegment errno = Errno.state();
-        check(ExportedConnectionManager.rdma_disconnect(errno, handle()), "rdma_disconnect", errno, null);
+        verb("rdma_disconnect", null, ExportedConnectionManager::rdma_disconnect);
     }
 
     /**
@@ -275,7 +267,7 @@ public final class CmId implements AutoCloseable {
      * @throws IllegalStateException if the id has no device yet
      */
     public Context context() {
-        MemorySegment verbs = rdma_cm_id.verbs(handle());
+        MemorySegment verbs = resource.withPinned(rdma_cm_id::verbs);
         if (verbs.address() == 0) {
             throw new IllegalStateException("the id has no device yet (" + state() + "): resolve an address, bind to"
                     + " a device's address, or take a connect request");
@@ -285,13 +277,14 @@ public final class CmId implements AutoCloseable {
 
     /** The name of the id's device, if it has one. */
     public Optional<String> deviceName() {
-        return rdma_cm_id.verbs(handle()).address() == 0 ? Optional.empty() : Optional.of(context().device().name());
+        return resource.withPinned(rdma_cm_id::verbs).address() == 0 ? Optional.empty()
+                : Optional.of(context().device().name());
     }
 
     /** The id's port on its device ({@code port_num}), once it has a device. */
     public int devicePort() {
         context();
-        return Byte.toUnsignedInt(rdma_cm_id.port_num(handle()));
+        return Byte.toUnsignedInt(resource.withPinned(rdma_cm_id::port_num));
     }
 
     /**
@@ -309,9 +302,8 @@ public final class CmId implements AutoCloseable {
             MemorySegment attr = call.allocate(ibv_qp_attr.layout());
             MemorySegment mask = call.allocate(ValueLayout.JAVA_INT);
             ibv_qp_attr.qp_state(attr, target.value());
-            MemorySegment errno = Errno.state();
-            check(ExportedConnectionManager.rdma_init_qp_attr(errno, handle(), attr, mask), "rdma_init_qp_attr",
-                    errno, target + " in state " + state);
+            verb("rdma_init_qp_attr", target + " in state " + state,
+                    (errno, id) -> ExportedConnectionManager.rdma_init_qp_attr(errno, id, attr, mask));
             return VerbsInternals.access().queuePairAttributes(attr, mask.get(ValueLayout.JAVA_INT, 0));
         }
     }
@@ -340,41 +332,47 @@ public final class CmId implements AutoCloseable {
         if (queuePair != null && !queuePair.isClosed()) {
             throw new IllegalStateException("the id has a queue pair already: " + queuePair);
         }
-        MemorySegment id = handle();
+        MemorySegment id = resource.pinned();
         long idAddress = id.address();
-        QueuePair created = verbs.createQueuePair(builder, new QueuePairFactory() {
-            @Override
-            public MemorySegment create(MemorySegment errno, MemorySegment pdHandle, MemorySegment init,
-                                        boolean extended) {
-                int rc = extended ? ExportedConnectionManager.rdma_create_qp_ex(errno, id, init)
-                        : ExportedConnectionManager.rdma_create_qp(errno, id, pdHandle, init);
-                return rc == 0 ? rdma_cm_id.qp(id) : MemorySegment.NULL;
-            }
+        QueuePair created;
+        try {
+            created = verbs.createQueuePair(builder, new QueuePairFactory() {
+                @Override
+                public MemorySegment create(MemorySegment errno, MemorySegment pdHandle, MemorySegment init,
+                                            boolean extended) {
+                    int rc = extended ? ExportedConnectionManager.rdma_create_qp_ex(errno, id, init)
+                            : ExportedConnectionManager.rdma_create_qp(errno, id, pdHandle, init);
+                    return rc == 0 ? rdma_cm_id.qp(id) : MemorySegment.NULL;
+                }
 
-            @Override
-            public String verb(boolean extended) {
-                return extended ? "rdma_create_qp_ex" : "rdma_create_qp";
-            }
+                @Override
+                public String verb(boolean extended) {
+                    return extended ? "rdma_create_qp_ex" : "rdma_create_qp";
+                }
 
-            @Override
-            public String destroyVerb() {
-                return "rdma_destroy_qp";
-            }
+                @Override
+                public String destroyVerb() {
+                    return "rdma_destroy_qp";
+                }
 
-            @Override
-            public NativeResource.Destroyer destroyer(MemorySegment qp) {
-                // rdma_destroy_qp is ibv_destroy_qp and id->qp = NULL, without the errno: done here to keep it.
-                return pointer -> {
-                    int rc = RdmaCore.ibv_destroy_qp(pointer);
-                    if (rc == 0) {
-                        rdma_cm_id.qp(Pointers.at(idAddress, rdma_cm_id.layout().byteSize()),
-                                MemorySegment.NULL);
-                    }
-                    return rc;
-                };
-            }
-        });
-        verbs.resource(created).closesWith(resource);
+                @Override
+                public NativeResource.Destroyer destroyer(MemorySegment qp) {
+                    // rdma_destroy_qp is ibv_destroy_qp and id->qp = NULL, without the errno: done here to keep it.
+                    return pointer -> {
+                        int rc = RdmaCore.ibv_destroy_qp(pointer);
+                        if (rc == 0) {
+                            rdma_cm_id.qp(Pointers.at(idAddress, rdma_cm_id.layout().byteSize()),
+                                    MemorySegment.NULL);
+                        }
+                        return rc;
+                    };
+                }
+            });
+            // Still pinned: the id cannot close before the queue pair is tied to it.
+            verbs.resource(created).closesWith(resource);
+        } finally {
+            resource.unpin();
+        }
         verbs.keepReachable(created, this);
         queuePair = created;
         return created;
@@ -388,17 +386,19 @@ public final class CmId implements AutoCloseable {
 
     /** The local address, once bound or resolved ({@code rdma_get_local_addr}). */
     public InetSocketAddress localAddress() {
-        return SocketAddresses.fromC(rdma_addr.src_addr(rdma_route.addr(rdma_cm_id.route(handle()))));
+        return resource.withPinned(
+                id -> SocketAddresses.fromC(rdma_addr.src_addr(rdma_route.addr(rdma_cm_id.route(id)))));
     }
 
     /** The peer's address, once resolved or connected ({@code rdma_get_peer_addr}). */
     public InetSocketAddress peerAddress() {
-        return SocketAddresses.fromC(rdma_addr.dst_addr(rdma_route.addr(rdma_cm_id.route(handle()))));
+        return resource.withPinned(
+                id -> SocketAddresses.fromC(rdma_addr.dst_addr(rdma_route.addr(rdma_cm_id.route(id)))));
     }
 
     /** The local port, once bound or resolved ({@code rdma_get_src_port}, in host order). */
     public int localPort() {
-        return Short.toUnsignedInt(Short.reverseBytes(RdmaCore.rdma_get_src_port(handle())));
+        return Short.toUnsignedInt(Short.reverseBytes(resource.withPinned(RdmaCore::rdma_get_src_port)));
     }
 
     /**
@@ -438,9 +438,14 @@ public final class CmId implements AutoCloseable {
         if (from == to) {
             return;
         }
-        MemorySegment errno = Errno.state();
-        check(ExportedConnectionManager.rdma_migrate_id(errno, handle(), to.handle()), "rdma_migrate_id", errno,
-                null);
+        NativeResource target = to.resource();
+        MemorySegment toChannel = target.pinned();
+        try {
+            verb("rdma_migrate_id", null,
+                    (errno, id) -> ExportedConnectionManager.rdma_migrate_id(errno, id, toChannel));
+        } finally {
+            target.unpin();
+        }
         resource.moveTo(to.resource());
         to.migrated(this, from);
         channel = to;
@@ -454,9 +459,10 @@ public final class CmId implements AutoCloseable {
     public synchronized void joinMulticast(InetSocketAddress group) {
         requireMulticast("joinMulticast");
         try (Arena call = Arena.ofConfined()) {
-            MemorySegment errno = Errno.state();
-            check(ExportedConnectionManager.rdma_join_multicast(errno, handle(), SocketAddresses.toC(group, call),
-                    MemorySegment.NULL), "rdma_join_multicast", errno, group.toString());
+            MemorySegment address = SocketAddresses.toC(group, call);
+            verb("rdma_join_multicast", group.toString(),
+                    (errno, id) -> ExportedConnectionManager.rdma_join_multicast(errno, id, address,
+                            MemorySegment.NULL));
         }
     }
 
@@ -464,9 +470,9 @@ public final class CmId implements AutoCloseable {
     public synchronized void leaveMulticast(InetSocketAddress group) {
         requireMulticast("leaveMulticast");
         try (Arena call = Arena.ofConfined()) {
-            MemorySegment errno = Errno.state();
-            check(ExportedConnectionManager.rdma_leave_multicast(errno, handle(), SocketAddresses.toC(group, call)),
-                    "rdma_leave_multicast", errno, group.toString());
+            MemorySegment address = SocketAddresses.toC(group, call);
+            verb("rdma_leave_multicast", group.toString(),
+                    (errno, id) -> ExportedConnectionManager.rdma_leave_multicast(errno, id, address));
         }
     }
 
@@ -497,7 +503,7 @@ public final class CmId implements AutoCloseable {
             // The peer disconnected: answer (DREP on InfiniBand/RoCE) so that its DISCONNECTED comes at once, and
             // flush our queue pair. The connection is gone either way, so a failure here changes nothing.
             disconnecting = true;
-            ExportedConnectionManager.rdma_disconnect(Errno.state(), handle());
+            resource.withPinned(id -> ExportedConnectionManager.rdma_disconnect(Errno.state(), id));
         }
         state = switch (type) {
             case ADDRESS_RESOLVED -> ADDRESS_RESOLVED;
@@ -541,17 +547,34 @@ public final class CmId implements AutoCloseable {
         }
     }
 
+    /** A librdmacm verb on the id; returns 0 or -1 with errno set. */
+    @FunctionalInterface
+    private interface IdCall {
+        int call(MemorySegment errno, MemorySegment id);
+    }
+
     @FunctionalInterface
     private interface ParameterCall {
-        int call(MemorySegment errno, MemorySegment param);
+        int call(MemorySegment errno, MemorySegment id, MemorySegment param);
+    }
+
+    /**
+     * Runs {@code verb} on the id, pinned (a close on another thread refuses meanwhile).
+     *
+     * @throws RdmaException naming {@code name}, the errno and {@code detail}, if it fails
+     */
+    private void verb(String name, String detail, IdCall verb) {
+        MemorySegment errno = Errno.state();
+        if (resource.withPinned(id -> verb.call(errno, id)) != 0) {
+            throw RdmaException.of(name, Errno.get(errno), detail);
+        }
     }
 
     private void withParameters(ConnectionParameters parameters, String name, ParameterCall verb) {
-        try (Arena call = Arena.ofConfined()) {
-            MemorySegment param = call.allocate(rdma_conn_param.layout());
-            parameters.writeTo(param, call);
-            MemorySegment errno = Errno.state();
-            check(verb.call(errno, param), name, errno, parameters.toString());
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment param = arena.allocate(rdma_conn_param.layout());
+            parameters.writeTo(param, arena);
+            verb(name, parameters.toString(), (errno, id) -> verb.call(errno, id, param));
         }
     }
 
@@ -560,18 +583,9 @@ public final class CmId implements AutoCloseable {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment optval = call.allocate(size);
             value.accept(optval);
-            MemorySegment errno = Errno.state();
-            check(ExportedConnectionManager.rdma_set_option(errno, handle(), level, option, optval, size),
-                    "rdma_set_option", errno, name);
+            verb("rdma_set_option", name,
+                    (errno, id) -> ExportedConnectionManager.rdma_set_option(errno, id, level, option, optval, size));
         }
-    }
-
-    MemorySegment handle() {
-        MemorySegment h = resource.handle();
-        if (!h.scope().isAlive()) {
-            throw new IllegalStateException(this + " is closed");
-        }
-        return h;
     }
 
     private static int millis(Duration timeout) {
@@ -580,11 +594,5 @@ public final class CmId implements AutoCloseable {
             throw new IllegalArgumentException("timeout must be 1 ms..24 days, not " + timeout);
         }
         return (int) ms;
-    }
-
-    private static void check(int rc, String verb, MemorySegment errno, String context) {
-        if (rc != 0) {
-            throw RdmaException.of(verb, Errno.get(errno), context);
-        }
     }
 }

@@ -54,7 +54,7 @@ public final class EventChannel implements AutoCloseable {
                     RdmaCore.rdma_destroy_event_channel(pointer);
                     return 0;
                 });
-        this.fd = rdma_event_channel.fd(resource.handle());
+        this.fd = resource.withPinned(rdma_event_channel::fd);
         int watched = fd;
         // Threads waiting in next() look again once the channel is gone (closed by anyone), and find it closed.
         resource.afterClose(() -> Poller.instance().wakeAll(watched));
@@ -91,7 +91,7 @@ public final class EventChannel implements AutoCloseable {
      * channel is closed.
      */
     public int fileDescriptor() {
-        handle();
+        resource.openAddress();
         return fd;
     }
 
@@ -104,8 +104,8 @@ public final class EventChannel implements AutoCloseable {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment out = call.allocate(ValueLayout.ADDRESS);
             MemorySegment state = Errno.state();
-            if (ExportedConnectionManager.rdma_create_id(state, handle(), out, MemorySegment.NULL, portSpace.value())
-                    != 0) {
+            if (resource.withPinned(channel -> ExportedConnectionManager.rdma_create_id(state, channel, out,
+                    MemorySegment.NULL, portSpace.value())) != 0) {
                 throw RdmaException.of("rdma_create_id", Errno.get(state), portSpace.toString());
             }
             return adopt(out.get(ValueLayout.ADDRESS, 0), portSpace, CmIdState.IDLE);
@@ -141,7 +141,7 @@ public final class EventChannel implements AutoCloseable {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment out = call.allocate(ValueLayout.ADDRESS);
             MemorySegment state = Errno.state();
-            if (ExportedConnectionManager.rdma_get_cm_event(state, handle(), out) != 0) {
+            if (resource.withPinned(channel -> ExportedConnectionManager.rdma_get_cm_event(state, channel, out)) != 0) {
                 int errno = Errno.get(state);
                 if (errno == RdmaCore.EAGAIN()) {
                     return null;
@@ -213,14 +213,6 @@ public final class EventChannel implements AutoCloseable {
 
     NativeResource resource() {
         return resource;
-    }
-
-    MemorySegment handle() {
-        MemorySegment h = resource.handle();
-        if (!h.scope().isAlive()) {
-            throw new IllegalStateException("the event channel is closed");
-        }
-        return h;
     }
 
     /**

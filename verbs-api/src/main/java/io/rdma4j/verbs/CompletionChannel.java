@@ -44,7 +44,7 @@ public final class CompletionChannel extends VerbsObject {
     CompletionChannel(Context context, MemorySegment channel) {
         super(context, channel, ibv_comp_channel.layout().byteSize(), Rank.COMPLETION_CHANNEL,
                 "ibv_destroy_comp_channel", RdmaCore::ibv_destroy_comp_channel);
-        this.fd = ibv_comp_channel.fd(handle());
+        this.fd = withPinned(ibv_comp_channel::fd);
         int watched = fd;
         // Threads waiting in await() look again once the channel is gone, and find it closed.
         afterClose(() -> Poller.instance().wakeAll(watched));
@@ -81,7 +81,7 @@ public final class CompletionChannel extends VerbsObject {
             MemorySegment cqOut = arena.allocate(ValueLayout.ADDRESS);
             MemorySegment contextOut = arena.allocate(ValueLayout.ADDRESS);
             MemorySegment state = Errno.state();
-            if (ExportedVerbs.ibv_get_cq_event(state, handle(), cqOut, contextOut) != 0) {
+            if (withPinned(channel -> ExportedVerbs.ibv_get_cq_event(state, channel, cqOut, contextOut)) != 0) {
                 int errno = Errno.get(state);
                 if (errno == RdmaCore.EAGAIN()) {
                     return null;
@@ -102,7 +102,7 @@ public final class CompletionChannel extends VerbsObject {
     }
 
     void register(CompletionQueue cq) {
-        queues.put(cq.handle().address(), new WeakReference<>(cq));
+        queues.put(cq.openAddress(), new WeakReference<>(cq));
     }
 
     void unregister(long cqAddress) {

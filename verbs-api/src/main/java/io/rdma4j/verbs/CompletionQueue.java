@@ -43,9 +43,14 @@ public final class CompletionQueue extends VerbsObject {
         this.unacknowledgedEvents = unacknowledged;
         this.context = context;
         this.channel = channel;
-        this.capacity = ibv_cq.cqe(handle());
-        this.pollFunction = ContextOps.pollCqFunction(context.handle());
-        this.notifyFunction = ContextOps.reqNotifyCqFunction(context.handle());
+        MemorySegment[] pointers = pinAll(this, context);
+        try {
+            this.capacity = ibv_cq.cqe(pointers[0]);
+            this.pollFunction = ContextOps.pollCqFunction(pointers[1]);
+            this.notifyFunction = ContextOps.reqNotifyCqFunction(pointers[1]);
+        } finally {
+            unpinAll(this, context);
+        }
         if (channel != null) {
             channel.register(this);
             uses(channel);
@@ -85,7 +90,13 @@ public final class CompletionQueue extends VerbsObject {
      * @throws IllegalStateException if this queue or the batch is closed
      */
     public int poll(WorkCompletions completions) {
-        int n = ContextOps.ibv_poll_cq(pollFunction, handle(), completions.capacity(), completions.array());
+        MemorySegment cq = pinned();
+        int n;
+        try {
+            n = ContextOps.ibv_poll_cq(pollFunction, cq, completions.capacity(), completions.array());
+        } finally {
+            unpin();
+        }
         if (n < 0) {
             completions.count(0);
             throw RdmaException.of("ibv_poll_cq", -n, describe());
@@ -105,7 +116,13 @@ public final class CompletionQueue extends VerbsObject {
         if (channel == null) {
             throw new IllegalStateException(describe() + " has no completion channel to notify");
         }
-        int rc = ContextOps.ibv_req_notify_cq(notifyFunction, handle(), solicitedOnly ? 1 : 0);
+        MemorySegment cq = pinned();
+        int rc;
+        try {
+            rc = ContextOps.ibv_req_notify_cq(notifyFunction, cq, solicitedOnly ? 1 : 0);
+        } finally {
+            unpin();
+        }
         if (rc != 0) {
             throw RdmaException.of("ibv_req_notify_cq", rc, describe());
         }
@@ -120,11 +137,16 @@ public final class CompletionQueue extends VerbsObject {
         if (minimumEntries < 1) {
             throw new IllegalArgumentException("a completion queue needs at least 1 entry, not " + minimumEntries);
         }
-        int rc = RdmaCore.ibv_resize_cq(handle(), minimumEntries);
-        if (rc != 0) {
-            throw RdmaException.of("ibv_resize_cq", rc, describe() + " to " + minimumEntries);
+        MemorySegment cq = pinned();
+        try {
+            int rc = RdmaCore.ibv_resize_cq(cq, minimumEntries);
+            if (rc != 0) {
+                throw RdmaException.of("ibv_resize_cq", rc, describe() + " to " + minimumEntries);
+            }
+            capacity = ibv_cq.cqe(cq);
+        } finally {
+            unpin();
         }
-        capacity = ibv_cq.cqe(handle());
     }
 
     /** The channel its events go to, or {@code null}. */
@@ -135,9 +157,17 @@ public final class CompletionQueue extends VerbsObject {
     /** Counts an event the channel took for this queue; acknowledges in batches (acks take a mutex). */
     void eventReceived() {
         if (unacknowledgedEvents.incrementAndGet() >= 64) {
-            int n = unacknowledgedEvents.getAndSet(0);
-            if (n > 0) {
-                RdmaCore.ibv_ack_cq_events(handle(), n);
+            // A queue being closed acknowledges what is left itself (destroy below).
+            MemorySegment cq = resource().pinnedOrNull();
+            if (cq != null) {
+                try {
+                    int n = unacknowledgedEvents.getAndSet(0);
+                    if (n > 0) {
+                        RdmaCore.ibv_ack_cq_events(cq, n);
+                    }
+                } finally {
+                    unpin();
+                }
             }
         }
     }

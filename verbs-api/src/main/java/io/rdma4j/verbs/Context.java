@@ -52,7 +52,7 @@ public final class Context extends VerbsObject {
         super(null, context, ibv_context.layout().byteSize(), Rank.CONTEXT, "ibv_close_device",
                 RdmaCore::ibv_close_device);
         this.device = device;
-        int asyncFd = ibv_context.async_fd(handle());
+        int asyncFd = withPinned(ibv_context::async_fd);
         // Threads waiting in nextAsyncEvent() look again once the context is gone, and find it closed.
         afterClose(() -> Poller.instance().wakeAll(asyncFd));
         LOG.debug("opened {}", device.name());
@@ -61,7 +61,7 @@ public final class Context extends VerbsObject {
     /** A context that librdmacm opened and keeps open (an id's device): never closed through rdma4j. */
     private Context(MemorySegment context) {
         super(context, ibv_context.layout().byteSize(), Rank.CONTEXT);
-        this.device = Device.of(ibv_context.device(handle()));
+        this.device = Device.of(withPinned(ibv_context::device));
     }
 
     /**
@@ -94,7 +94,7 @@ public final class Context extends VerbsObject {
     public DeviceAttributes queryDevice() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attrEx = arena.allocate(ibv_device_attr_ex.layout());
-            int rc = VerbsContext.ibv_query_device_ex(handle(), MemorySegment.NULL, attrEx);
+            int rc = withPinned(context -> VerbsContext.ibv_query_device_ex(context, MemorySegment.NULL, attrEx));
             if (rc != 0) {
                 throw RdmaException.of("ibv_query_device_ex", rc);
             }
@@ -125,7 +125,7 @@ public final class Context extends VerbsObject {
         checkPort(port);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment p = arena.allocate(ibv_port_attr.layout());
-            int rc = VerbsContext.ibv_query_port(handle(), (byte) port, p);
+            int rc = withPinned(context -> VerbsContext.ibv_query_port(context, (byte) port, p));
             if (rc != 0) {
                 throw RdmaException.of("ibv_query_port", rc, "port " + port);
             }
@@ -154,7 +154,8 @@ public final class Context extends VerbsObject {
         try (Arena arena = Arena.ofConfined()) {
             long entrySize = ibv_gid_entry.layout().byteSize();
             MemorySegment entries = arena.allocate(ibv_gid_entry.layout(), Math.max(capacity, 1));
-            long n = RdmaCore._ibv_query_gid_table(handle(), entries, capacity, 0, entrySize);
+            int entryCount = capacity;
+            long n = withPinned(context -> RdmaCore._ibv_query_gid_table(context, entries, entryCount, 0, entrySize));
             if (n < 0) {
                 throw RdmaException.of("ibv_query_gid_table", (int) -n);
             }
@@ -176,7 +177,7 @@ public final class Context extends VerbsObject {
      */
     public ProtectionDomain allocateProtectionDomain() {
         MemorySegment state = Errno.state();
-        MemorySegment pd = ExportedVerbs.ibv_alloc_pd(state, handle());
+        MemorySegment pd = withPinned(context -> ExportedVerbs.ibv_alloc_pd(state, context));
         if (pd.address() == 0) {
             throw RdmaException.of("ibv_alloc_pd", Errno.get(state));
         }
@@ -206,8 +207,14 @@ public final class Context extends VerbsObject {
             throw new IllegalArgumentException("a completion queue needs at least 1 entry, not " + minimumEntries);
         }
         MemorySegment state = Errno.state();
-        MemorySegment cq = ExportedVerbs.ibv_create_cq(state, handle(), minimumEntries, MemorySegment.NULL,
-                channel == null ? MemorySegment.NULL : channel.handle(), vector);
+        MemorySegment[] pointers = pinAll(this, channel);
+        MemorySegment cq;
+        try {
+            cq = ExportedVerbs.ibv_create_cq(state, pointers[0], minimumEntries, MemorySegment.NULL,
+                    channel == null ? MemorySegment.NULL : pointers[1], vector);
+        } finally {
+            unpinAll(this, channel);
+        }
         if (cq.address() == 0) {
             throw RdmaException.of("ibv_create_cq", Errno.get(state), minimumEntries + " entries");
         }
@@ -226,19 +233,22 @@ public final class Context extends VerbsObject {
         if (minimumEntries < 1) {
             throw new IllegalArgumentException("a completion queue needs at least 1 entry, not " + minimumEntries);
         }
+        MemorySegment[] pointers = pinAll(this, channel);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_cq_init_attr_ex.layout());
             ibv_cq_init_attr_ex.cqe(attr, minimumEntries);
-            ibv_cq_init_attr_ex.channel(attr, channel == null ? MemorySegment.NULL : channel.handle());
+            ibv_cq_init_attr_ex.channel(attr, channel == null ? MemorySegment.NULL : pointers[1]);
             ibv_cq_init_attr_ex.wc_flags(attr, CValue.mask(fields));
             MemorySegment state = Errno.state();
             // ibv_cq_ex starts with the members of ibv_cq, so its pointer is also the ibv_cq pointer
             // (ibv_cq_ex_to_cq is a cast).
-            MemorySegment cq = VerbsContext.ibv_create_cq_ex(state, handle(), attr);
+            MemorySegment cq = VerbsContext.ibv_create_cq_ex(state, pointers[0], attr);
             if (cq.address() == 0) {
                 throw RdmaException.of("ibv_create_cq_ex", Errno.get(state), minimumEntries + " entries with " + fields);
             }
             return new CompletionQueue(this, cq, channel, Set.copyOf(fields));
+        } finally {
+            unpinAll(this, channel);
         }
     }
 
@@ -249,7 +259,7 @@ public final class Context extends VerbsObject {
      */
     public CompletionChannel createCompletionChannel() {
         MemorySegment state = Errno.state();
-        MemorySegment channel = ExportedVerbs.ibv_create_comp_channel(state, handle());
+        MemorySegment channel = withPinned(context -> ExportedVerbs.ibv_create_comp_channel(state, context));
         if (channel.address() == 0) {
             throw RdmaException.of("ibv_create_comp_channel", Errno.get(state));
         }
@@ -258,7 +268,7 @@ public final class Context extends VerbsObject {
 
     /** How many completion vectors (interrupts) the device offers ({@code num_comp_vectors}). */
     public int numCompletionVectors() {
-        return ibv_context.num_comp_vectors(handle());
+        return withPinned(ibv_context::num_comp_vectors);
     }
 
     /**
@@ -269,7 +279,7 @@ public final class Context extends VerbsObject {
      * @throws InterruptedException if the thread is interrupted while waiting
      */
     public Optional<AsyncEvent> nextAsyncEvent(Duration timeout) throws InterruptedException {
-        int fd = ibv_context.async_fd(handle());
+        int fd = withPinned(ibv_context::async_fd);
         synchronized (this) {
             if (!asyncNonBlocking) {
                 int rc = FileDescriptors.makeNonBlocking(fd);
@@ -286,7 +296,7 @@ public final class Context extends VerbsObject {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment event = arena.allocate(ibv_async_event.layout());
             MemorySegment state = Errno.state();
-            if (ExportedVerbs.ibv_get_async_event(state, handle(), event) != 0) {
+            if (withPinned(context -> ExportedVerbs.ibv_get_async_event(state, context, event)) != 0) {
                 int errno = Errno.get(state);
                 if (errno == RdmaCore.EAGAIN()) {
                     return null;

@@ -33,6 +33,8 @@ public final class ExtendedPoll {
     private final MemorySegment startPoll;
     private final MemorySegment nextPoll;
     private final MemorySegment endPoll;
+    /** The queue as {@code ibv_cq_ex}; used only while it is pinned. */
+    private final MemorySegment cq;
     private final MemorySegment readOpcode;
     private final MemorySegment readVendorError;
     private final MemorySegment readByteLength;
@@ -48,18 +50,23 @@ public final class ExtendedPoll {
         this.queue = queue;
         this.fields = CValue.mask(fields);
         this.attributes = arena.allocate(ibv_poll_cq_attr.layout());
-        MemorySegment cq = queue.handle();
-        this.startPoll = ibv_cq_ex.start_poll(cq);
-        this.nextPoll = ibv_cq_ex.next_poll(cq);
-        this.endPoll = ibv_cq_ex.end_poll(cq);
-        this.readOpcode = ibv_cq_ex.read_opcode(cq);
-        this.readVendorError = ibv_cq_ex.read_vendor_err(cq);
-        this.readByteLength = ibv_cq_ex.read_byte_len(cq);
-        this.readImmediate = ibv_cq_ex.read_imm_data(cq);
-        this.readQueuePairNumber = ibv_cq_ex.read_qp_num(cq);
-        this.readSourceQueuePair = ibv_cq_ex.read_src_qp(cq);
-        this.readFlags = ibv_cq_ex.read_wc_flags(cq);
-        this.readCompletionTimestamp = ibv_cq_ex.read_completion_ts(cq);
+        MemorySegment cq = queue.pinned();
+        this.cq = cq;
+        try {
+            this.startPoll = ibv_cq_ex.start_poll(cq);
+            this.nextPoll = ibv_cq_ex.next_poll(cq);
+            this.endPoll = ibv_cq_ex.end_poll(cq);
+            this.readOpcode = ibv_cq_ex.read_opcode(cq);
+            this.readVendorError = ibv_cq_ex.read_vendor_err(cq);
+            this.readByteLength = ibv_cq_ex.read_byte_len(cq);
+            this.readImmediate = ibv_cq_ex.read_imm_data(cq);
+            this.readQueuePairNumber = ibv_cq_ex.read_qp_num(cq);
+            this.readSourceQueuePair = ibv_cq_ex.read_src_qp(cq);
+            this.readFlags = ibv_cq_ex.read_wc_flags(cq);
+            this.readCompletionTimestamp = ibv_cq_ex.read_completion_ts(cq);
+        } finally {
+            queue.unpin();
+        }
     }
 
     /**
@@ -71,17 +78,15 @@ public final class ExtendedPoll {
             throw new IllegalStateException("a poll of " + queue.describe() + " is under way: end() it first");
         }
         // The provider holds the queue's lock until end(): the queue must not be destroyed in between.
-        if (!queue.resource().pin()) {
-            throw new IllegalStateException(queue.describe() + " is closed");
-        }
+        queue.pinned();
         boolean found = false;
         try {
-            found = found("ibv_start_poll", ibv_cq_ex.start_poll.invoke(startPoll, cq(), attributes));
+            found = found("ibv_start_poll", ibv_cq_ex.start_poll.invoke(startPoll, cq, attributes));
         } finally {
             if (found) {
                 polling = true;
             } else {
-                queue.resource().unpin();
+                queue.unpin();
             }
         }
         return found;
@@ -89,7 +94,6 @@ public final class ExtendedPoll {
 
     /** Moves to the next completion ({@code ibv_next_poll}); {@code false} when there is none. */
     public boolean next() {
-        requirePolling();
         return found("ibv_next_poll", ibv_cq_ex.next_poll.invoke(nextPoll, cq()));
     }
 
@@ -97,10 +101,10 @@ public final class ExtendedPoll {
     public void end() {
         requirePolling();
         try {
-            ibv_cq_ex.end_poll.invoke(endPoll, cq());
+            ibv_cq_ex.end_poll.invoke(endPoll, cq);
         } finally {
             polling = false;
-            queue.resource().unpin();
+            queue.unpin();
         }
     }
 
@@ -165,8 +169,10 @@ public final class ExtendedPoll {
         return ibv_cq_ex.read_completion_ts.invoke(readCompletionTimestamp, cq());
     }
 
+    /** The queue, inside a poll (when it is pinned). */
     private MemorySegment cq() {
-        return queue.handle();
+        requirePolling();
+        return cq;
     }
 
     private void require(CompletionField field) {

@@ -20,12 +20,18 @@ import java.lang.foreign.MemorySegment;
  * }</pre>
  *
  * <p>Calls through the provider's function pointers, read once when the queue pair was created; allocates
- * nothing. Every call after the queue pair is closed throws {@link IllegalStateException}, and a close refuses
- * while a call runs. Thread-safety: none — from {@code start} to {@code complete} one thread owns the send queue.
+ * nothing. From {@code start} to {@code complete} or {@code abort} the queue pair is pinned: its close refuses (end
+ * a batch that failed half-way with {@code abort}); {@code start} on a closed queue pair, and any other call outside
+ * a batch, throws {@link IllegalStateException}. Thread-safety: none — from {@code start} to {@code complete} one
+ * thread owns the send queue.
  */
 public final class ExtendedSend {
 
     private final QueuePair queuePair;
+    /** The queue pair as {@code ibv_qp_ex}; used only between start and complete/abort, while it is pinned. */
+    private final MemorySegment qpx;
+    /** Between {@link #start()} and {@link #complete()} or {@link #abort()}. */
+    private boolean inBatch;
     private final MemorySegment start;
     private final MemorySegment complete;
     private final MemorySegment abort;
@@ -42,13 +48,13 @@ public final class ExtendedSend {
     private final int signaled = RdmaCore.IBV_SEND_SIGNALED();
 
     /**
+     * @param q   the queue pair's pointer, pinned by the caller, sized to {@code ibv_qp_ex}
      * @param qpx {@code ibv_qp_to_qp_ex} of the queue pair: the same address (libibverbs' {@code struct verbs_qp}
-     *            puts {@code ibv_qp_ex} over {@code ibv_qp}), so the queue pair's own handle, sized to
-     *            {@code ibv_qp_ex} and dead once the QP is closed, serves every call
+     *            puts {@code ibv_qp_ex} over {@code ibv_qp}), so the queue pair's own pointer serves every call
      */
-    ExtendedSend(QueuePair queuePair, MemorySegment qpx) {
+    ExtendedSend(QueuePair queuePair, MemorySegment q, MemorySegment qpx) {
         this.queuePair = queuePair;
-        MemorySegment q = queuePair.handle();
+        this.qpx = q;
         if (qpx.address() != q.address()) {
             throw new IllegalStateException("ibv_qp_to_qp_ex returned another address than the queue pair's");
         }
@@ -67,14 +73,26 @@ public final class ExtendedSend {
         this.setUdAddress = ibv_qp_ex.wr_set_ud_addr(q);
     }
 
-    /** The queue pair as {@code ibv_qp_ex}; {@link IllegalStateException} once it is closed. */
+    /** The queue pair as {@code ibv_qp_ex}, inside a batch (when it is pinned). */
     private MemorySegment qpx() {
-        return queuePair.handle();
+        if (!inBatch) {
+            throw new IllegalStateException("no batch of " + queuePair.describe() + " is under way: start() first");
+        }
+        return qpx;
     }
 
-    /** Begins a batch ({@code ibv_wr_start}). */
+    /**
+     * Begins a batch ({@code ibv_wr_start}) and pins the queue pair until {@link #complete()} or {@link #abort()}.
+     *
+     * @throws IllegalStateException if the queue pair is closed or a batch is under way
+     */
     public ExtendedSend start() {
-        ibv_qp_ex.wr_start.invoke(start, qpx());
+        if (inBatch) {
+            throw new IllegalStateException("a batch of " + queuePair.describe() + " is under way: complete() or"
+                    + " abort() it first");
+        }
+        ibv_qp_ex.wr_start.invoke(start, queuePair.pinned());
+        inBatch = true;
         return this;
     }
 
@@ -144,7 +162,14 @@ public final class ExtendedSend {
 
     /** {@code ibv_wr_set_ud_addr}: the destination of a UD request. */
     public ExtendedSend destination(AddressHandle address, int remoteQueuePair, int remoteQkey) {
-        ibv_qp_ex.wr_set_ud_addr.invoke(setUdAddress, qpx(), address.handle(), remoteQueuePair, remoteQkey);
+        MemorySegment q = qpx();
+        // The provider copies the address vector into the request now: the handle needs pinning for this call only.
+        MemorySegment ah = address.pinned();
+        try {
+            ibv_qp_ex.wr_set_ud_addr.invoke(setUdAddress, q, ah, remoteQueuePair, remoteQkey);
+        } finally {
+            address.unpin();
+        }
         return this;
     }
 
@@ -154,7 +179,13 @@ public final class ExtendedSend {
      * @throws RdmaException if the provider rejects it; then none of the batch was posted
      */
     public void complete() {
-        int rc = ibv_qp_ex.wr_complete.invoke(complete, qpx());
+        MemorySegment q = qpx();
+        int rc;
+        try {
+            rc = ibv_qp_ex.wr_complete.invoke(complete, q);
+        } finally {
+            endBatch();
+        }
         if (rc != 0) {
             throw RdmaException.of("ibv_wr_complete", rc, queuePair.describe());
         }
@@ -162,6 +193,16 @@ public final class ExtendedSend {
 
     /** Discards the batch ({@code ibv_wr_abort}). */
     public void abort() {
-        ibv_qp_ex.wr_abort.invoke(abort, qpx());
+        MemorySegment q = qpx();
+        try {
+            ibv_qp_ex.wr_abort.invoke(abort, q);
+        } finally {
+            endBatch();
+        }
+    }
+
+    private void endBatch() {
+        inBatch = false;
+        queuePair.unpin();
     }
 }

@@ -34,9 +34,13 @@ public final class MemoryRegion extends VerbsObject {
         });
         this.protectionDomain = pd;
         this.segment = segment;
-        MemorySegment view = handle();
-        this.lkey = ibv_mr.lkey(view);
-        this.rkey = ibv_mr.rkey(view);
+        MemorySegment view = pinned();
+        try {
+            this.lkey = ibv_mr.lkey(view);
+            this.rkey = ibv_mr.rkey(view);
+        } finally {
+            unpin();
+        }
     }
 
 

@@ -54,7 +54,7 @@ public final class MemoryWindow extends VerbsObject {
 
     /** The current remote key (changes with every bind). */
     public int rkey() {
-        return ibv_mw.rkey(handle());
+        return withPinned(ibv_mw::rkey);
     }
 
     /** The key the next bind should use: {@code ibv_inc_rkey(rkey)}, which keeps the index and bumps the tag. */
@@ -76,25 +76,23 @@ public final class MemoryWindow extends VerbsObject {
             throw new IllegalStateException("ibv_bind_mw binds type 1 windows; bind type 2 with a work request");
         }
         long address = region.addressOf("ibv_mw_bind_info", offset, length);
-        // The provider reads the region's struct during the call: a close on another thread must wait for it.
-        if (!region.resource().pin()) {
-            throw new IllegalStateException("ibv_bind_mw: " + region.describe() + " is closed");
-        }
+        // The provider reads the window's, the queue pair's and the region's structs during the call.
+        MemorySegment[] pointers = pinAll(this, qp, region);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment bind = arena.allocate(ibv_mw_bind.layout());
             ibv_mw_bind.wr_id(bind, workRequestId);
             ibv_mw_bind.send_flags(bind, signaled ? RdmaCore.IBV_SEND_SIGNALED() : 0);
             MemorySegment info = ibv_mw_bind.bind_info(bind);
-            ibv_mw_bind_info.mr(info, region.handle());
+            ibv_mw_bind_info.mr(info, pointers[2]);
             ibv_mw_bind_info.addr(info, address);
             ibv_mw_bind_info.length(info, length);
             ibv_mw_bind_info.mw_access_flags(info, Access.mask(access));
-            int rc = ContextOps.ibv_bind_mw(qp.handle(), handle(), bind);
+            int rc = ContextOps.ibv_bind_mw(pointers[1], pointers[0], bind);
             if (rc != 0) {
                 throw RdmaException.of("ibv_bind_mw", rc, describe());
             }
         } finally {
-            region.resource().unpin();
+            unpinAll(this, qp, region);
         }
     }
 }

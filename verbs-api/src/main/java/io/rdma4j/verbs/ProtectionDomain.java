@@ -64,8 +64,8 @@ public final class ProtectionDomain extends VerbsObject {
             throw new IllegalArgumentException("registerMemory needs a segment of at least 1 byte");
         }
         MemorySegment state = Errno.state();
-        MemorySegment mr = ExportedVerbs.ibv_reg_mr_iova2(state, handle(), segment, segment.byteSize(),
-                segment.address(), Access.mask(access));
+        MemorySegment mr = withPinned(pd -> ExportedVerbs.ibv_reg_mr_iova2(state, pd, segment, segment.byteSize(),
+                segment.address(), Access.mask(access)));
         if (mr.address() == 0) {
             int errno = Errno.get(state);
             String hint = errno == RdmaCore.ENOMEM()
@@ -124,7 +124,7 @@ public final class ProtectionDomain extends VerbsObject {
             ibv_srq_attr.max_wr(attr, maxWorkRequests);
             ibv_srq_attr.max_sge(attr, maxScatterGather);
             MemorySegment state = Errno.state();
-            MemorySegment srq = ExportedVerbs.ibv_create_srq(state, handle(), init);
+            MemorySegment srq = withPinned(pd -> ExportedVerbs.ibv_create_srq(state, pd, init));
             if (srq.address() == 0) {
                 throw RdmaException.of("ibv_create_srq", Errno.get(state),
                         maxWorkRequests + " requests of " + maxScatterGather + " entries");
@@ -143,7 +143,7 @@ public final class ProtectionDomain extends VerbsObject {
             MemorySegment attr = arena.allocate(ibv_ah_attr.layout());
             address.writeTo(attr);
             MemorySegment state = Errno.state();
-            MemorySegment ah = ExportedVerbs.ibv_create_ah(state, handle(), attr);
+            MemorySegment ah = withPinned(pd -> ExportedVerbs.ibv_create_ah(state, pd, attr));
             if (ah.address() == 0) {
                 throw RdmaException.of("ibv_create_ah", Errno.get(state), address.toString());
             }
@@ -158,7 +158,7 @@ public final class ProtectionDomain extends VerbsObject {
      */
     public MemoryWindow allocateMemoryWindow(MemoryWindow.Type type) {
         MemorySegment state = Errno.state();
-        MemorySegment mw = ContextOps.ibv_alloc_mw(state, handle(), type.value());
+        MemorySegment mw = withPinned(pd -> ContextOps.ibv_alloc_mw(state, pd, type.value()));
         if (mw.address() == 0) {
             throw RdmaException.of("ibv_alloc_mw", Errno.get(state), type.toString());
         }

@@ -15,7 +15,6 @@ import io.rdma4j.verbs.internal.NativeResource;
 import io.rdma4j.verbs.internal.QueuePairFactory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
@@ -82,12 +81,16 @@ public final class QueuePair extends VerbsObject {
         this.protectionDomain = pd;
         this.type = type;
         this.capabilities = granted;
-        MemorySegment view = handle();
-        this.number = ibv_qp.qp_num(view);
-        MemorySegment context = pd.context().handle();
-        this.postSendFunction = ContextOps.postSendFunction(context);
-        this.postReceiveFunction = ContextOps.postRecvFunction(context);
-        this.extendedSend = extended ? new ExtendedSend(this, RdmaCore.ibv_qp_to_qp_ex(view)) : null;
+        MemorySegment[] pointers = pinAll(this, pd.context());
+        try {
+            this.number = ibv_qp.qp_num(pointers[0]);
+            this.postSendFunction = ContextOps.postSendFunction(pointers[1]);
+            this.postReceiveFunction = ContextOps.postRecvFunction(pointers[1]);
+            this.extendedSend = extended
+                    ? new ExtendedSend(this, pointers[0], RdmaCore.ibv_qp_to_qp_ex(pointers[0])) : null;
+        } finally {
+            unpinAll(this, pd.context());
+        }
     }
 
     /**
@@ -139,11 +142,16 @@ public final class QueuePair extends VerbsObject {
         }
         MemorySegment first = requests.prepareForPost();
         int rc;
-        requests.pinNamed();
+        MemorySegment qp = pinned();
         try {
-            rc = ContextOps.ibv_post_send(postSendFunction, handle(), first, requests.badRequest());
+            requests.pinNamed();
+            try {
+                rc = ContextOps.ibv_post_send(postSendFunction, qp, first, requests.badRequest());
+            } finally {
+                requests.unpinNamed();
+            }
         } finally {
-            requests.unpinNamed();
+            unpin();
         }
         if (rc != 0) {
             throw new PostException("ibv_post_send", rc, requests.badIndex());
@@ -166,11 +174,16 @@ public final class QueuePair extends VerbsObject {
         checkDepth(requests, capabilities.maxReceiveWorkRequests(), "receive");
         MemorySegment first = requests.prepareForPost();
         int rc;
-        requests.pinNamed();
+        MemorySegment qp = pinned();
         try {
-            rc = ContextOps.ibv_post_recv(postReceiveFunction, handle(), first, requests.badRequest());
+            requests.pinNamed();
+            try {
+                rc = ContextOps.ibv_post_recv(postReceiveFunction, qp, first, requests.badRequest());
+            } finally {
+                requests.unpinNamed();
+            }
         } finally {
-            requests.unpinNamed();
+            unpin();
         }
         if (rc != 0) {
             throw new PostException("ibv_post_recv", rc, requests.badIndex());
@@ -220,7 +233,7 @@ public final class QueuePair extends VerbsObject {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
             attributes.writeTo(attr);
-            rc = RdmaCore.ibv_modify_qp(handle(), attr, attributes.mask());
+            rc = withPinned(qp -> RdmaCore.ibv_modify_qp(qp, attr, attributes.mask()));
         }
         if (rc == 0) {
             if (to != null) {
@@ -332,7 +345,7 @@ public final class QueuePair extends VerbsObject {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
             MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
-            int rc = RdmaCore.ibv_query_qp(handle(), attr, mask, init);
+            int rc = withPinned(qp -> RdmaCore.ibv_query_qp(qp, attr, mask, init));
             if (rc != 0) {
                 throw RdmaException.of("ibv_query_qp", rc, describe());
             }
@@ -451,24 +464,17 @@ public final class QueuePair extends VerbsObject {
                 sameContext("shared receive queue", sharedReceiveQueue.protectionDomain().context());
             }
             boolean extended = extendedOperations != null;
-            // The queues the new QP will use may not close between its creation and its uses(...) below: the
+            // The objects the new QP will use may not close between its creation and its uses(...) below: the
             // kernel would refuse to destroy them (EBUSY), and libsiw unmaps a CQ before it asks the kernel.
-            List<VerbsObject> queues = sharedReceiveQueue == null
-                    ? List.of(sendCompletionQueue, receiveCompletionQueue)
-                    : List.of(sendCompletionQueue, receiveCompletionQueue, sharedReceiveQueue);
-            for (int i = 0; i < queues.size(); i++) {
-                if (!queues.get(i).resource().pin()) {
-                    queues.subList(0, i).forEach(q -> q.resource().unpin());
-                    throw new IllegalStateException(queues.get(i).describe() + " is closed");
-                }
-            }
+            VerbsObject[] used = {pd, sendCompletionQueue, receiveCompletionQueue, sharedReceiveQueue};
+            MemorySegment[] pointers = pinAll(used);
             try (Arena arena = Arena.ofConfined()) {
                 // ibv_qp_init_attr_ex starts with the members of ibv_qp_init_attr: one struct serves both verbs.
                 MemorySegment init = arena.allocate(ibv_qp_init_attr_ex.layout());
-                ibv_qp_init_attr_ex.send_cq(init, sendCompletionQueue.handle());
-                ibv_qp_init_attr_ex.recv_cq(init, receiveCompletionQueue.handle());
+                ibv_qp_init_attr_ex.send_cq(init, pointers[1]);
+                ibv_qp_init_attr_ex.recv_cq(init, pointers[2]);
                 if (sharedReceiveQueue != null) {
-                    ibv_qp_init_attr_ex.srq(init, sharedReceiveQueue.handle());
+                    ibv_qp_init_attr_ex.srq(init, pointers[3]);
                 }
                 capabilities.writeTo(ibv_qp_init_attr_ex.cap(init));
                 ibv_qp_init_attr_ex.qp_type(init, type.value());
@@ -476,11 +482,11 @@ public final class QueuePair extends VerbsObject {
                 if (extended) {
                     ibv_qp_init_attr_ex.comp_mask(init, RdmaCore.IBV_QP_INIT_ATTR_PD()
                             | RdmaCore.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS());
-                    ibv_qp_init_attr_ex.pd(init, pd.handle());
+                    ibv_qp_init_attr_ex.pd(init, pointers[0]);
                     ibv_qp_init_attr_ex.send_ops_flags(init, CValue.mask(extendedOperations));
                 }
                 MemorySegment state = Errno.state();
-                MemorySegment qp = factory.create(state, pd.handle(), init, extended);
+                MemorySegment qp = factory.create(state, pointers[0], init, extended);
                 if (qp.address() == 0) {
                     throw RdmaException.of(factory.verb(extended), Errno.get(state), type + " with " + capabilities);
                 }
@@ -494,7 +500,7 @@ public final class QueuePair extends VerbsObject {
                 }
                 return created;
             } finally {
-                queues.forEach(q -> q.resource().unpin());
+                unpinAll(used);
             }
         }
     }

@@ -179,9 +179,9 @@ public final class SendWorkRequests extends WorkRequestBatch {
         name(region);
         // The provider reads the region's struct (its key) during the post: the post pins it.
         readsRegionsDuringPost();
-        requests.set(ValueLayout.JAVA_LONG, at + BIND_MW, window.handle().address());
+        requests.set(ValueLayout.JAVA_LONG, at + BIND_MW, window.openAddress());
         requests.set(ValueLayout.JAVA_INT, at + BIND_RKEY, newRkey);
-        requests.set(ValueLayout.JAVA_LONG, at + BIND_MR, region.handle().address());
+        requests.set(ValueLayout.JAVA_LONG, at + BIND_MR, region.openAddress());
         requests.set(ValueLayout.JAVA_LONG, at + BIND_ADDR, address);
         requests.set(ValueLayout.JAVA_LONG, at + BIND_LENGTH, length);
         requests.set(ValueLayout.JAVA_INT, at + BIND_ACCESS, Access.mask(access));
@@ -236,7 +236,7 @@ public final class SendWorkRequests extends WorkRequestBatch {
     public SendWorkRequests destination(AddressHandle address, int remoteQueuePair, int remoteQkey) {
         FieldRange.bits("remote_qpn", remoteQueuePair, 24);
         long at = current();
-        requests.set(ValueLayout.JAVA_LONG, at + UD_AH, address.handle().address());
+        requests.set(ValueLayout.JAVA_LONG, at + UD_AH, address.openAddress());
         name(address);
         if (!addressedNow) {
             addressedNow = true;

@@ -23,7 +23,7 @@ public final class SharedReceiveQueue extends VerbsObject {
         super(pd, srq, ibv_srq.layout().byteSize(), Rank.SHARED_RECEIVE_QUEUE, "ibv_destroy_srq",
                 RdmaCore::ibv_destroy_srq);
         this.protectionDomain = pd;
-        this.postFunction = ContextOps.postSrqRecvFunction(pd.context().handle());
+        this.postFunction = pd.context().withPinned(ContextOps::postSrqRecvFunction);
     }
 
     /** The protection domain it belongs to. */
@@ -40,11 +40,16 @@ public final class SharedReceiveQueue extends VerbsObject {
     public void postReceive(ReceiveWorkRequests requests) {
         MemorySegment first = requests.prepareForPost();
         int rc;
-        requests.pinNamed();
+        MemorySegment srq = pinned();
         try {
-            rc = ContextOps.ibv_post_srq_recv(postFunction, handle(), first, requests.badRequest());
+            requests.pinNamed();
+            try {
+                rc = ContextOps.ibv_post_srq_recv(postFunction, srq, first, requests.badRequest());
+            } finally {
+                requests.unpinNamed();
+            }
         } finally {
-            requests.unpinNamed();
+            unpin();
         }
         if (rc != 0) {
             throw new PostException("ibv_post_srq_recv", rc, requests.badIndex());
@@ -59,7 +64,7 @@ public final class SharedReceiveQueue extends VerbsObject {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_srq_attr.layout());
             ibv_srq_attr.srq_limit(attr, limit);
-            int rc = RdmaCore.ibv_modify_srq(handle(), attr, RdmaCore.IBV_SRQ_LIMIT());
+            int rc = withPinned(srq -> RdmaCore.ibv_modify_srq(srq, attr, RdmaCore.IBV_SRQ_LIMIT()));
             if (rc != 0) {
                 throw RdmaException.of("ibv_modify_srq", rc, "limit " + limit);
             }
@@ -80,7 +85,7 @@ public final class SharedReceiveQueue extends VerbsObject {
     public Attributes query() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_srq_attr.layout());
-            int rc = RdmaCore.ibv_query_srq(handle(), attr);
+            int rc = withPinned(srq -> RdmaCore.ibv_query_srq(srq, attr));
             if (rc != 0) {
                 throw RdmaException.of("ibv_query_srq", rc);
             }

@@ -22,11 +22,6 @@ final class VerbsBridge implements VerbsInternals.Access {
     }
 
     @Override
-    public MemorySegment handle(Object verbsObject) {
-        return ((VerbsObject) verbsObject).handle();
-    }
-
-    @Override
     public NativeResource resource(Object verbsObject) {
         return ((VerbsObject) verbsObject).resource();
     }

@@ -1,14 +1,15 @@
 package io.rdma4j.verbs;
 
 import io.rdma4j.verbs.internal.NativeResource;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.lang.ref.WeakReference;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 
 /**
  * What every verbs object shares: a C object ({@link NativeResource}) with an idempotent, thread-safe close that
@@ -53,13 +54,8 @@ abstract class VerbsObject implements AutoCloseable {
      */
     VerbsObject(VerbsObject parent, MemorySegment pointer, long size, Rank rank, String destroyVerb,
                 NativeResource.Destroyer destroyer) {
-        NativeResource parentResource = parent == null ? null : parent.resource;
-        // A region is given to no verb but ibv_dereg_mr: its close need not pay for a shared arena's (NativeResource).
-        this.resource = rank == Rank.MEMORY_REGION
-                ? NativeResource.unguarded(parentResource, pointer, size, rank.ordinal(), getClass().getSimpleName(),
-                        destroyVerb, destroyer)
-                : new NativeResource(parentResource, pointer, size, rank.ordinal(), getClass().getSimpleName(),
-                        destroyVerb, destroyer);
+        this.resource = new NativeResource(parent == null ? null : parent.resource, pointer, size, rank.ordinal(),
+                getClass().getSimpleName(), destroyVerb, destroyer);
         this.borrowed = destroyer == null;
         resource.owner(this);
         if (parent != null) {
@@ -90,18 +86,6 @@ abstract class VerbsObject implements AutoCloseable {
         }
     }
 
-    /**
-     * Frees {@code arena} once {@code owner} is unreachable, if the program did not close it (the native memory of
-     * batches and completion arrays). Static, so that the action cannot capture the owner.
-     */
-    static void freeWhenUnreachable(Object owner, Arena arena) {
-        CLEANER.register(owner, () -> {
-            if (arena.scope().isAlive()) {
-                arena.close();
-            }
-        });
-    }
-
     /** Wraps a C object that another library owns and destroys: {@link #close()} is refused, no Cleaner runs. */
     VerbsObject(MemorySegment pointer, long size, Rank rank) {
         this(null, pointer, size, rank, null, null);
@@ -122,13 +106,51 @@ abstract class VerbsObject implements AutoCloseable {
         used.add(other);
     }
 
-    /** The C pointer, sized to its struct; throws {@link IllegalStateException} once this object is closed. */
-    final MemorySegment handle() {
-        MemorySegment h = resource.handle();
-        if (!h.scope().isAlive()) {
-            throw new IllegalStateException(describe() + " is closed");
+    /**
+     * Pins this object for one call and returns its C pointer, sized to its struct: a close on another thread is
+     * refused until {@link #unpin()}, which the caller runs in a {@code finally}. Allocates nothing.
+     *
+     * @throws IllegalStateException if this object is closed
+     */
+    final MemorySegment pinned() {
+        return resource.pinned();
+    }
+
+    /** Ends a {@link #pinned()}. */
+    final void unpin() {
+        resource.unpin();
+    }
+
+    /** Runs {@code call} on the {@linkplain #pinned pinned} pointer (off the data path: the lambda may allocate). */
+    final <T> T withPinned(Function<MemorySegment, T> call) {
+        return resource.withPinned(call);
+    }
+
+    /**
+     * Pins every non-null object of {@code objects} (those a create verb reads, some through its attribute struct:
+     * a QP's PD, CQs and SRQ) and returns their pointers, null for null; if one is closed, unpins those pinned so
+     * far and throws.
+     */
+    static MemorySegment[] pinAll(VerbsObject... objects) {
+        MemorySegment[] pointers = new MemorySegment[objects.length];
+        for (int i = 0; i < objects.length; i++) {
+            try {
+                pointers[i] = objects[i] == null ? null : objects[i].pinned();
+            } catch (IllegalStateException closed) {
+                unpinAll(Arrays.copyOf(objects, i));
+                throw closed;
+            }
         }
-        return h;
+        return pointers;
+    }
+
+    /** Ends a {@link #pinAll}. */
+    static void unpinAll(VerbsObject... objects) {
+        for (VerbsObject object : objects) {
+            if (object != null) {
+                object.unpin();
+            }
+        }
     }
 
     /**
@@ -140,9 +162,19 @@ abstract class VerbsObject implements AutoCloseable {
         used.add(other);
     }
 
+    /**
+     * The C address, for a caller that only records it (a request naming a region, handle or window, pinned again
+     * when posted).
+     *
+     * @throws IllegalStateException if this object has been closed
+     */
+    final long openAddress() {
+        return resource.openAddress();
+    }
+
     /** Throws {@link IllegalStateException} if this object has been closed. */
     final void checkOpen() {
-        handle();
+        openAddress();
     }
 
     /** Whether {@link #close()} has completed (or is under way). */

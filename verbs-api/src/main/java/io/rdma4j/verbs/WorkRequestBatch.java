@@ -1,6 +1,5 @@
 package io.rdma4j.verbs;
 
-import io.rdma4j.bindings.shim.Pointers;
 import io.rdma4j.bindings.verbs.ibv_sge;
 import io.rdma4j.verbs.internal.FieldRange;
 import io.rdma4j.verbs.internal.NativeResource;
@@ -22,8 +21,12 @@ import java.lang.foreign.ValueLayout;
  * inline (the provider copies their bytes) or binds a window (it reads the region's struct). Other requests hand
  * a region's key and addresses to the device only, which checks them: a region closed by another thread during
  * such a post ends the request in an error completion, never in a read of freed memory, and the post saves two
- * atomic operations per region. Runs of one object are remembered once. A forgotten batch's memory is freed by a
- * {@link java.lang.ref.Cleaner}.
+ * atomic operations per region. Runs of one object are remembered once.
+ *
+ * <p>The memory is in an automatic arena: a post acquires nothing for it (a shared arena costs two atomic operations
+ * per post, measured as part of the host benchmark's gap), and a batch closed by another thread during a post can
+ * never free memory under it. {@link #close()} ends the batch's use (every later call throws); the memory returns
+ * when the batch is unreachable.
  */
 abstract class WorkRequestBatch implements AutoCloseable {
 
@@ -32,16 +35,12 @@ abstract class WorkRequestBatch implements AutoCloseable {
     private static final long SGE_LENGTH = ibv_sge.length$offset();
     private static final long SGE_LKEY = ibv_sge.lkey$offset();
 
-    private final Arena arena = Arena.ofShared();
+    private final Arena arena = Arena.ofAuto();
+    private boolean closed;
     private final MemorySegment zero;
     final MemorySegment requests;
     private final MemorySegment sges;
     private final MemorySegment badRequest;
-    /**
-     * {@link #badRequest} in the global scope, for the post: the downcall keeps a shared arena alive by an atomic
-     * acquire per segment argument, and {@link #requests}, passed beside it, already holds this arena.
-     */
-    private final MemorySegment badRequestForCall;
     private final long requestSize;
     private final long wrIdOffset;
     private final long nextOffset;
@@ -78,11 +77,9 @@ abstract class WorkRequestBatch implements AutoCloseable {
         this.requests = arena.allocate(layout, capacity);
         this.sges = arena.allocate(ibv_sge.layout(), Math.max(1L, (long) capacity * maxScatterGather));
         this.badRequest = arena.allocate(ValueLayout.ADDRESS);
-        this.badRequestForCall = Pointers.at(badRequest.address(), ValueLayout.ADDRESS.byteSize());
         // Per request: its entries' regions plus at most two more objects (an address handle; a window and region).
         this.named = new VerbsObject[Math.toIntExact(Math.min(Integer.MAX_VALUE - 8,
                 (long) capacity * (maxScatterGather + 2)))];
-        VerbsObject.freeWhenUnreachable(this, arena);
     }
 
     /** How many work requests the batch holds at most. */
@@ -157,6 +154,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
 
     /** Starts the next work request, zeroed but for its links; returns its byte offset in {@link #requests}. */
     final long begin(long workRequestId) {
+        requireOpen();
         if (count == capacity) {
             throw new IllegalStateException("the batch is full: " + capacity + " work requests");
         }
@@ -173,6 +171,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
 
     /** The byte offset of the request being filled. */
     final long current() {
+        requireOpen();
         if (count == 0) {
             throw new IllegalStateException("add a work request first");
         }
@@ -208,6 +207,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
      * @return the first request
      */
     final MemorySegment prepareForPost() {
+        requireOpen();
         if (count == 0) {
             throw new IllegalStateException("the batch is empty");
         }
@@ -225,7 +225,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
 
     /** The {@code bad_wr} out-parameter of the post verbs. */
     final MemorySegment badRequest() {
-        return badRequestForCall;
+        return badRequest;
     }
 
     /** Which request the verb reported through {@code bad_wr}. */
@@ -234,11 +234,15 @@ abstract class WorkRequestBatch implements AutoCloseable {
         return bad == 0 ? -1 : (int) ((bad - requests.address()) / requestSize);
     }
 
-    /** Frees the native memory. Idempotent; the batch must not be in a post on another thread. */
+    /** Ends the batch's use: every later call throws. Idempotent; the memory returns once it is unreachable. */
     @Override
     public final void close() {
-        if (arena.scope().isAlive()) {
-            arena.close();
+        closed = true;
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the batch is closed");
         }
     }
 }

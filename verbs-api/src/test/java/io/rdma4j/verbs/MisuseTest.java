@@ -234,17 +234,18 @@ class MisuseTest extends PairFixture {
             CompletionQueue cq = other.createCompletionQueue(4);
             ProtectionDomain pd = other.allocateProtectionDomain();
             MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
-            ibv_qp_init_attr.send_cq(init, cq.handle());
-            ibv_qp_init_attr.recv_cq(init, cq.handle());
+            MemorySegment cqPointer = cq.withPinned(pointer -> pointer);
+            ibv_qp_init_attr.send_cq(init, cqPointer);
+            ibv_qp_init_attr.recv_cq(init, cqPointer);
             ibv_qp_init_attr.qp_type(init, QueuePairType.RELIABLE_CONNECTED.value());
             MemorySegment cap = ibv_qp_init_attr.cap(init);
             ibv_qp_cap.max_send_wr(cap, 1);
             ibv_qp_cap.max_recv_wr(cap, 1);
             ibv_qp_cap.max_send_sge(cap, 1);
             ibv_qp_cap.max_recv_sge(cap, 1);
-            MemorySegment hidden = ExportedVerbs.ibv_create_qp(Errno.state(), pd.handle(), init);
+            MemorySegment hidden = pd.withPinned(pointer -> ExportedVerbs.ibv_create_qp(Errno.state(), pointer, init));
             assertTrue(hidden.address() != 0, "the hidden QP was created");
-            long abandoned = cq.handle().address();
+            long abandoned = cqPointer.address();
             try {
                 RdmaException refused = assertThrows(RdmaException.class, cq::close);
                 assertTrue(refused.getMessage().contains("abandoned"), refused.getMessage());

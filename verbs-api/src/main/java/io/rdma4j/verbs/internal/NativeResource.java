@@ -2,7 +2,6 @@ package io.rdma4j.verbs.internal;
 
 import io.rdma4j.bindings.shim.Pointers;
 import io.rdma4j.verbs.RdmaException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -11,6 +10,7 @@ import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,17 +27,13 @@ import org.slf4j.LoggerFactory;
  * ({@link #closesWith}): a queue pair that librdmacm made for an id closes before that id, and before its
  * protection domain.
  *
- * <p>A post names objects that are not its arguments (the regions, address handles and windows of a batch's
- * requests); it {@link #pin}s them for the length of the call, and a close refuses while an object is pinned, so
- * the provider never reads a region or handle that is being freed.
- *
- * <p>The pointer is held as a segment scoped to a shared {@link Arena}. A downcall keeps the scopes of its segment
- * arguments alive while it runs, and closing a shared arena fails while a call holds it, so {@link #close} can
- * never free the C object under a verb running on another thread; after it, any use of the segment throws
- * {@link IllegalStateException} instead of touching freed memory. Closing a shared arena costs a handshake with
- * every thread of the JVM (about 25 µs on a host, a millisecond under emulation): objects that no verb but their
- * destroy is ever given ({@linkplain #unguarded a memory region}: requests name it by key and {@link #pin} it when
- * the provider reads it) hold their pointer in the global scope instead and close without it.
+ * <p>Every call that gives the C object to C, or reads its struct, {@linkplain #pinned pins} it for the length of
+ * the call; so does a post for the objects its requests name (regions, address handles, windows). A close refuses
+ * while the object is pinned, so C never runs on an object that is being freed, and once a close has begun a pin
+ * fails with {@link IllegalStateException} instead of touching freed memory. A pin is two atomic additions and
+ * allocates nothing. (The pointer is a segment of the global scope: the first design scoped it to a shared
+ * {@link java.lang.foreign.Arena}, whose close is a handshake with every thread of the JVM — ~40 µs per object on
+ * a host, milliseconds under emulation — which made creating and closing queue pairs 20 times slower than in C.)
  */
 public final class NativeResource implements Runnable {
 
@@ -55,7 +51,6 @@ public final class NativeResource implements Runnable {
     /** Further owners that this object closes before, besides its parent (see {@link #closesWith}). */
     private final List<NativeResource> owners = new ArrayList<>();
     private final long address;
-    private final long size;
     private final int rank;
     private final String kind;
     private final String destroyVerb;
@@ -69,13 +64,12 @@ public final class NativeResource implements Runnable {
     private volatile WeakReference<Object> owner = new WeakReference<>(null);
     /** Run once the C object is destroyed, however it was closed (by its owner, its parent or the Cleaner). */
     private final List<Runnable> afterClose = new java.util.concurrent.CopyOnWriteArrayList<>();
-    /** The scope of {@link #handle}, or null for an {@link #unguarded} object. */
-    private final Arena arena;
+    /** The pointer, sized to its struct, in the global scope: only ever given out {@linkplain #pinned pinned}. */
     private final MemorySegment handle;
     private boolean closed;
     /** Whether a thread is inside {@link #close} for this object; guarded by this. */
     private boolean closeInProgress;
-    /** Calls in progress that name this object without passing it (see {@link #pin}). */
+    /** Calls in progress on this object or naming it (see {@link #pin}). */
     private volatile int pins;
     /** Set before a close checks {@link #pins}, and kept once closed; a pin that sees it backs off. */
     private volatile boolean closing;
@@ -95,34 +89,15 @@ public final class NativeResource implements Runnable {
      */
     public NativeResource(NativeResource parent, MemorySegment pointer, long size, int rank, String kind,
                           String destroyVerb, Destroyer destroyer) {
-        this(parent, pointer, size, rank, kind, destroyVerb, destroyer, Arena.ofShared());
-    }
-
-    /**
-     * As the constructor, for a C object that is passed to no verb but its destroy verb, whose pointer is then held
-     * in the global scope (no shared arena to close): a memory region, which work requests name by its keys.
-     */
-    public static NativeResource unguarded(NativeResource parent, MemorySegment pointer, long size, int rank,
-                                           String kind, String destroyVerb, Destroyer destroyer) {
-        return new NativeResource(parent, pointer, size, rank, kind, destroyVerb, destroyer, null);
-    }
-
-    private NativeResource(NativeResource parent, MemorySegment pointer, long size, int rank, String kind,
-                           String destroyVerb, Destroyer destroyer, Arena arena) {
         this.parent = parent;
         this.address = pointer.address();
-        this.size = size;
         this.rank = rank;
         this.kind = kind;
         this.destroyVerb = destroyVerb;
         this.destroyer = destroyer;
         this.createdAt = TRACK_CREATION ? new Throwable(kind + " created here") : null;
-        this.arena = arena;
-        this.handle = arena == null ? Pointers.at(address, size) : Pointers.sized(pointer, size, arena);
+        this.handle = Pointers.at(address, size);
         if (parent != null && !parent.adopt(this)) {
-            if (arena != null) {
-                arena.close();
-            }
             destroyer.destroy(MemorySegment.ofAddress(address));
             throw new IllegalStateException(parent.kind + " was closed while a " + kind + " was created under it");
         }
@@ -163,9 +138,9 @@ public final class NativeResource implements Runnable {
     }
 
     /**
-     * Marks the object as named by a call in progress (a post whose requests name this region), so that a close on
-     * another thread refuses instead of freeing what the call reads. Allocates nothing; pair every {@code true}
-     * with {@link #unpin()}.
+     * Marks the object as used by a call in progress (a verb on it, or a post whose requests name it), so that a
+     * close on another thread refuses instead of freeing what the call reads. Allocates nothing; pair every
+     * {@code true} with {@link #unpin()}.
      *
      * @return false if the object is closed or being closed (then nothing is pinned)
      */
@@ -177,6 +152,50 @@ public final class NativeResource implements Runnable {
             return false;
         }
         return true;
+    }
+
+    /**
+     * {@linkplain #pin Pins} the object for one call and returns its pointer, sized to its struct; pair with
+     * {@link #unpin()} in a {@code finally}. Allocates nothing.
+     *
+     * @throws IllegalStateException if the object is closed or being closed
+     */
+    public MemorySegment pinned() {
+        if (!pin()) {
+            throw closedException();
+        }
+        return handle;
+    }
+
+    /** As {@link #pinned()}, but returns null, pinning nothing, if the object is closed or being closed. */
+    public MemorySegment pinnedOrNull() {
+        return pin() ? handle : null;
+    }
+
+    /** Runs {@code call} with the object {@linkplain #pinned pinned} (off the data path: the lambda may allocate). */
+    public <T> T withPinned(Function<MemorySegment, T> call) {
+        MemorySegment pointer = pinned();
+        try {
+            return call.apply(pointer);
+        } finally {
+            unpin();
+        }
+    }
+
+    /**
+     * The address, for a caller that only records it (a work request naming a region, an id's lookup key).
+     *
+     * @throws IllegalStateException if the object is closed or being closed
+     */
+    public long openAddress() {
+        if (closing) {
+            throw closedException();
+        }
+        return address;
+    }
+
+    private IllegalStateException closedException() {
+        return new IllegalStateException(kind + "@0x" + Long.toHexString(address) + " is closed");
     }
 
     /**
@@ -192,19 +211,6 @@ public final class NativeResource implements Runnable {
         PINS.getAndAdd(this, -1);
     }
 
-    /**
-     * The C pointer, whose scope is dead once the object is closed; an {@link #unguarded} object's is global, and
-     * asking for it once a close has begun throws as a dead scope would.
-     *
-     * @throws IllegalStateException if the object is unguarded and closed or being closed
-     */
-    public MemorySegment handle() {
-        if (arena == null && closing) {
-            throw new IllegalStateException(kind + "@0x" + Long.toHexString(address) + " is closed");
-        }
-        return handle;
-    }
-
     public long address() {
         return address;
     }
@@ -216,7 +222,7 @@ public final class NativeResource implements Runnable {
     /**
      * Closes every live descendant in rank order, then destroys this C object. Idempotent and thread-safe.
      *
-     * @throws IllegalStateException if a verb on the object is running on another thread right now
+     * @throws IllegalStateException if the object is {@linkplain #pin pinned} (a call on it or naming it runs)
      * @throws RdmaException         if the destroy verb fails; the object is then closed all the same and its C
      *                               object abandoned (a provider may have freed part of it before refusing)
      */
@@ -270,15 +276,9 @@ public final class NativeResource implements Runnable {
             }
             closing = true;
             if (pins != 0) {
-                throw new IllegalStateException(description + " cannot be closed while a call naming it runs (a post"
-                        + " whose requests name it, or an extended poll between start and end)");
-            }
-            try {
-                if (arena != null) {
-                    arena.close();
-                }
-            } catch (IllegalStateException inUse) {
-                throw new IllegalStateException(description + " cannot be closed while a verb on it is running", inUse);
+                throw new IllegalStateException(description + " cannot be closed while a call on it or naming it runs"
+                        + " (a verb on another thread, a post whose requests name it, or an extended poll or send"
+                        + " between start and end)");
             }
             destroyRc = destroyer == null ? 0 : destroyer.destroy(MemorySegment.ofAddress(address));
         } catch (RuntimeException failed) {

@@ -23,9 +23,6 @@ public final class VerbsInternals {
         /** The one object of a device context that librdmacm opened and keeps open. */
         Context borrowedContext(MemorySegment context);
 
-        /** The C pointer of a verbs object; {@link IllegalStateException} once it is closed. */
-        MemorySegment handle(Object verbsObject);
-
         /** The native side of a verbs object. */
         NativeResource resource(Object verbsObject);
 

@@ -30,7 +30,8 @@ class NativeResourceTest {
         });
         assertTrue(region.pin());
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> region.close("the region"));
-        assertTrue(e.getMessage().contains("the region cannot be closed while a call naming it runs"), e.getMessage());
+        assertTrue(e.getMessage().contains("the region cannot be closed while a call on it or naming it runs"),
+                e.getMessage());
         assertFalse(region.isClosed(), "a refused close leaves the object open");
         assertTrue(region.pin(), "and usable");
         region.unpin();
@@ -42,27 +43,29 @@ class NativeResourceTest {
     }
 
     /**
-     * An unguarded object (a memory region) has no shared arena to close, yet keeps the rules: pinned, it refuses to
-     * close; closed, its pointer is refused; its parent closes it first.
+     * A verb gets the pointer only pinned: meanwhile the parent cannot close it; once closed (with its parent),
+     * the pointer is refused with a message naming the object.
      */
     @Test
-    void anUnguardedObjectKeepsTheRulesWithoutAnArena() {
+    void thePointerIsHandedOutPinnedAndRefusedOnceClosed() {
         AtomicInteger destroyed = new AtomicInteger();
         NativeResource pd = resource(null, 2, p -> 0);
-        NativeResource region = NativeResource.unguarded(pd, Arena.ofAuto().allocate(64), 64, 1, "Stand-in",
-                "destroy_stand_in", p -> {
-                    destroyed.incrementAndGet();
-                    return 0;
-                });
-        assertEquals(64, region.handle().byteSize());
-        assertTrue(region.pin());
+        NativeResource qp = resource(pd, 1, p -> {
+            destroyed.incrementAndGet();
+            return 0;
+        });
+        assertEquals(64, qp.pinned().byteSize());
         assertThrows(IllegalStateException.class, () -> pd.close("the protection domain"));
-        region.unpin();
+        assertEquals(0, destroyed.get());
+        qp.unpin();
+        assertEquals(64L, qp.withPinned(MemorySegment::byteSize));
         pd.close("the protection domain");
-        assertEquals(1, destroyed.get(), "the parent closed its unguarded child first");
-        IllegalStateException e = assertThrows(IllegalStateException.class, region::handle);
+        assertEquals(1, destroyed.get(), "the parent closed its child first");
+        IllegalStateException e = assertThrows(IllegalStateException.class, qp::pinned);
         assertTrue(e.getMessage().endsWith(" is closed"), e.getMessage());
-        assertFalse(region.pin());
+        assertThrows(IllegalStateException.class, qp::openAddress);
+        assertEquals(null, qp.pinnedOrNull());
+        assertFalse(qp.pin());
     }
 
     /** A post pins, reads and unpins in a loop while another thread closes: no read may see the object destroyed. */
