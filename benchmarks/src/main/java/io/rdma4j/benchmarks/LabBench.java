@@ -35,6 +35,8 @@ public final class LabBench {
      * measure (see the report).
      */
     static final int LATENCY_WARMUP = 20_000;
+    /** {@code -r} of the SEND bandwidth cases (see {@link #pair}). */
+    static final int SEND_BW_RECEIVE_DEPTH = 8192;
     private static final int WARMUP_CURVE_ITERATIONS = 30_000;
     private static final Pattern RATE = Pattern.compile("^(register|queue-pair) (\\d+) ([0-9.]+)$",
             Pattern.MULTILINE);
@@ -182,6 +184,11 @@ public final class LabBench {
                 Integer.toString(c.iterations())));
         if (c.test().reads()) {
             options.addAll(List.of("-o", "16"));
+        }
+        if (c.test() == Test.SEND_BW) {
+            // iWARP has no RNR retry: a SEND that finds no receive posted ends the connection, so the receiver's
+            // lead must outlast its stalls (JIT, GC, emulator). 8,192 fits rxe's and siw's queues and perftest's -r.
+            options.addAll(List.of("-r", Integer.toString(SEND_BW_RECEIVE_DEPTH)));
         }
         String label = round + "-" + device + "-" + c.name().replace(' ', '-') + "-" + side;
         int warmup = side.equals("C") ? 0 : c.test().latency() ? LATENCY_WARMUP : c.iterations();

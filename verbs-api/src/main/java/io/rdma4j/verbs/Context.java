@@ -47,6 +47,8 @@ public final class Context extends VerbsObject {
 
     private final Device device;
     private boolean asyncNonBlocking;
+    /** The first {@link #queryDevice()}'s answer, for the limits queue pair transitions read (they never change). */
+    private volatile DeviceAttributes limits;
 
     Context(Device device, MemorySegment context) {
         super(null, context, ibv_context.layout().byteSize(), Rank.CONTEXT, "ibv_close_device",
@@ -84,6 +86,19 @@ public final class Context extends VerbsObject {
     /** The device this context was opened on. */
     public Device device() {
         return device;
+    }
+
+    /**
+     * The device's attributes as first queried, for the fixed limits (read-atomic depths) that every queue pair's
+     * RTR and RTS transitions need: one verb per context instead of one per transition.
+     */
+    DeviceAttributes limits() {
+        DeviceAttributes known = limits;
+        if (known == null) {
+            known = queryDevice();
+            limits = known;
+        }
+        return known;
     }
 
     /**

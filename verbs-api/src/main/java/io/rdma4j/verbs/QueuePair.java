@@ -280,7 +280,7 @@ public final class QueuePair extends VerbsObject {
                 .destinationQueuePair(remoteQueuePair).receivePsn(remotePsn).pathMtu(pathMtu);
         if (type == QueuePairType.RELIABLE_CONNECTED) {
             a.minRnrTimer(12).maxDestinationReadAtomic(
-                    Math.min(16, protectionDomain.context().queryDevice().maxReadAtomicAsTarget()));
+                    Math.min(16, protectionDomain.context().limits().maxReadAtomicAsTarget()));
         }
         modify(a);
     }
@@ -307,7 +307,7 @@ public final class QueuePair extends VerbsObject {
         QueuePairAttributes a = new QueuePairAttributes().state(QueuePairState.READY_TO_SEND).sendPsn(psn);
         if (type == QueuePairType.RELIABLE_CONNECTED) {
             a.timeout(17).retryCount(6).rnrRetry(7).maxReadAtomic(
-                    Math.min(16, protectionDomain.context().queryDevice().maxReadAtomicAsInitiator()));
+                    Math.min(16, protectionDomain.context().limits().maxReadAtomicAsInitiator()));
         }
         return a;
     }

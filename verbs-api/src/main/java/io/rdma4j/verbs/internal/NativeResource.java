@@ -9,7 +9,9 @@ import java.lang.ref.Cleaner;
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,7 +58,8 @@ public final class NativeResource implements Runnable {
     private final String destroyVerb;
     private final Destroyer destroyer;
     private final Throwable createdAt;
-    private final List<NativeResource> children = new ArrayList<>();
+    /** The open children; a set, because a PD may hold many thousands of regions, each leaving it when closed. */
+    private final Set<NativeResource> children = new LinkedHashSet<>();
     /** Objects that use this one without being its children (a QP uses its CQs and SRQ); guarded by this. */
     private final List<NativeResource> users = new ArrayList<>();
     /** What this object uses; it leaves their {@link #users} when destroyed. */
