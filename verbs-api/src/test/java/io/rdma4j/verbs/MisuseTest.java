@@ -112,7 +112,7 @@ class MisuseTest extends PairFixture {
                     try {
                         source.close();
                     } catch (IllegalStateException duringAPost) {
-                        assertTrue(duringAPost.getMessage().contains("while a call naming it runs"),
+                        assertTrue(duringAPost.getMessage().contains("cannot be closed while a call on it or naming it runs"),
                                 duringAPost.getMessage());
                     }
                 }
