@@ -112,8 +112,8 @@ class MisuseTest extends PairFixture {
                     try {
                         source.close();
                     } catch (IllegalStateException duringAPost) {
-                        assertTrue(duringAPost.getMessage().contains("cannot be closed while a call on it or naming it runs"),
-                                duringAPost.getMessage());
+                        assertTrue(duringAPost.getMessage()
+                                .contains("cannot be closed while a call on it or naming it runs"), duringAPost.getMessage());
                     }
                 }
                 writer.join();
