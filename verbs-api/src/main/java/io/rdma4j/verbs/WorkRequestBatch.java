@@ -35,7 +35,6 @@ abstract class WorkRequestBatch implements AutoCloseable {
     private static final long SGE_LENGTH = ibv_sge.length$offset();
     private static final long SGE_LKEY = ibv_sge.lkey$offset();
 
-    private final Arena arena = Arena.ofAuto();
     private boolean closed;
     private final MemorySegment zero;
     final MemorySegment requests;
@@ -73,6 +72,8 @@ abstract class WorkRequestBatch implements AutoCloseable {
         this.wrIdOffset = wrIdOffset;
         this.capacity = capacity;
         this.maxScatterGather = maxScatterGather;
+        // The segments keep their automatic arena alive: no field needs to.
+        Arena arena = Arena.ofAuto();
         this.zero = arena.allocate(layout);
         this.requests = arena.allocate(layout, capacity);
         this.sges = arena.allocate(ibv_sge.layout(), Math.max(1L, (long) capacity * maxScatterGather));
