@@ -484,7 +484,7 @@ public final class CmId implements AutoCloseable {
      */
     @Override
     public void close() {
-        resource.close(toString());
+        resource.close(this::toString);
         channel.unregister(resource.address());
     }
 

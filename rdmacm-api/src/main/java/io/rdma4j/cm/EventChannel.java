@@ -223,7 +223,7 @@ public final class EventChannel implements AutoCloseable {
      */
     @Override
     public void close() {
-        resource.close("EventChannel(fd " + fd + ")");
+        resource.close(() -> "EventChannel(fd " + fd + ")");
         ids.clear();
     }
 }

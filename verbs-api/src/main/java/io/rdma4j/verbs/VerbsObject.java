@@ -4,11 +4,11 @@ import io.rdma4j.verbs.internal.NativeResource;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.lang.ref.WeakReference;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 
 /**
@@ -41,10 +41,16 @@ abstract class VerbsObject implements AutoCloseable {
     private final NativeResource resource;
     /** Whether the C object belongs to another library (librdmacm's device contexts): the user cannot close it. */
     private final boolean borrowed;
-    /** What this object uses, kept reachable so that their Cleaners cannot run while it lives. */
-    private final List<Object> used = new CopyOnWriteArrayList<>();
-    /** The open children, kept reachable while this object is; each leaves the map when its C object is destroyed. */
-    private final Map<NativeResource, VerbsObject> children = new ConcurrentHashMap<>();
+    /**
+     * What this object uses, kept reachable so that their Cleaners cannot run while it lives; made when first needed
+     * (most objects use nothing), guarded by this.
+     */
+    private List<Object> used;
+    /**
+     * The open children, kept reachable while this object is; each leaves the map when its C object is destroyed.
+     * Made when the first child is (regions and queue pairs never have any).
+     */
+    private volatile Map<NativeResource, VerbsObject> children;
 
     /**
      * Wraps a C object that was just created under {@code parent}.
@@ -59,7 +65,7 @@ abstract class VerbsObject implements AutoCloseable {
         this.borrowed = destroyer == null;
         resource.owner(this);
         if (parent != null) {
-            keepChild(parent.children, resource, this);
+            keepChild(parent.childMap(), resource, this);
         }
         if (!borrowed) {
             resource.cleanedBy(CLEANER, this);
@@ -86,6 +92,19 @@ abstract class VerbsObject implements AutoCloseable {
         }
     }
 
+    private Map<NativeResource, VerbsObject> childMap() {
+        Map<NativeResource, VerbsObject> map = children;
+        if (map == null) {
+            synchronized (this) {
+                map = children;
+                if (map == null) {
+                    children = map = new ConcurrentHashMap<>();
+                }
+            }
+        }
+        return map;
+    }
+
     /** Wraps a C object that another library owns and destroys: {@link #close()} is refused, no Cleaner runs. */
     VerbsObject(MemorySegment pointer, long size, Rank rank) {
         this(null, pointer, size, rank, null, null);
@@ -103,6 +122,13 @@ abstract class VerbsObject implements AutoCloseable {
 
     /** Keeps {@code other} reachable as long as this object is (a queue pair its connection-manager id). */
     final void keepReachable(Object other) {
+        keep(other);
+    }
+
+    private synchronized void keep(Object other) {
+        if (used == null) {
+            used = new ArrayList<>(2);
+        }
         used.add(other);
     }
 
@@ -159,7 +185,7 @@ abstract class VerbsObject implements AutoCloseable {
      */
     final void uses(VerbsObject other) {
         resource.uses(other.resource);
-        used.add(other);
+        keep(other);
     }
 
     /**
@@ -201,7 +227,7 @@ abstract class VerbsObject implements AutoCloseable {
             throw new IllegalStateException(describe() + " belongs to librdmacm and stays open as long as its ids:"
                     + " close the objects created on it instead");
         }
-        resource.close(describe());
+        resource.close(this::describe);
     }
 
     /** The live descendant of type {@code type} whose C pointer is {@code address}, or {@code null}. */

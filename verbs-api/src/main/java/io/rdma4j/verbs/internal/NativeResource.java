@@ -13,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,8 +51,10 @@ public final class NativeResource implements Runnable {
     private static final boolean TRACK_CREATION = Boolean.getBoolean("rdma4j.leakTracking");
 
     private volatile NativeResource parent;
+    // The lists and sets below are made when first needed, guarded by this: most objects (regions, queue pairs) never
+    // need most of them, and creating and closing such objects is a rate that applications measure.
     /** Further owners that this object closes before, besides its parent (see {@link #closesWith}). */
-    private final List<NativeResource> owners = new ArrayList<>();
+    private List<NativeResource> owners;
     private final long address;
     private final int rank;
     private final String kind;
@@ -59,14 +62,16 @@ public final class NativeResource implements Runnable {
     private final Destroyer destroyer;
     private final Throwable createdAt;
     /** The open children; a set, because a PD may hold many thousands of regions, each leaving it when closed. */
-    private final Set<NativeResource> children = new LinkedHashSet<>();
-    /** Objects that use this one without being its children (a QP uses its CQs and SRQ); guarded by this. */
-    private final List<NativeResource> users = new ArrayList<>();
+    private Set<NativeResource> children;
+    /** Objects that use this one without being its children (a QP uses its CQs and SRQ). */
+    private List<NativeResource> users;
     /** What this object uses; it leaves their {@link #users} when destroyed. */
-    private final List<NativeResource> used = new ArrayList<>();
-    private volatile WeakReference<Object> owner = new WeakReference<>(null);
+    private List<NativeResource> used;
+    private volatile WeakReference<Object> owner;
     /** Run once the C object is destroyed, however it was closed (by its owner, its parent or the Cleaner). */
-    private final List<Runnable> afterClose = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private List<Runnable> afterClose;
+    /** The registration with the Cleaner, unregistered once the C object is destroyed. */
+    private volatile Cleaner.Cleanable cleanable;
     /** The pointer, sized to its struct, in the global scope: only ever given out {@linkplain #pinned pinned}. */
     private final MemorySegment handle;
     private boolean closed;
@@ -118,26 +123,35 @@ public final class NativeResource implements Runnable {
      * pauses in a register+close loop).
      */
     public void cleanedBy(Cleaner cleaner, Object owner) {
-        Cleaner.Cleanable cleanable = cleaner.register(owner, this);
-        afterClose.add(cleanable::clean);
+        cleanable = cleaner.register(owner, this);
     }
 
     /**
      * Runs {@code action} once the C object has been destroyed, however it is closed: e.g. waking the threads that
      * wait for its file descriptor. Must not capture the Java object, or the Cleaner could never run.
      */
-    public void afterClose(Runnable action) {
+    public synchronized void afterClose(Runnable action) {
+        if (afterClose == null) {
+            afterClose = new ArrayList<>(2);
+        }
         afterClose.add(action);
     }
 
     /** Records that this object uses {@code other}, which then refuses to close while this one lives. */
     public void uses(NativeResource other) {
         synchronized (other) {
-            other.users.add(this);
+            other.users = added(other.users, this);
         }
         synchronized (this) {
-            used.add(other);
+            used = added(used, other);
         }
+    }
+
+    /** {@code list} with {@code item} added, made if it is null. */
+    private static <T> List<T> added(List<T> list, T item) {
+        List<T> to = list == null ? new ArrayList<>(2) : list;
+        to.add(item);
+        return to;
     }
 
     /**
@@ -197,8 +211,13 @@ public final class NativeResource implements Runnable {
         return address;
     }
 
+    /** The kind and address, e.g. {@code MemoryRegion@0x55d0c1a0}, for messages. */
+    private String name() {
+        return kind + "@0x" + Long.toHexString(address);
+    }
+
     private IllegalStateException closedException() {
-        return new IllegalStateException(kind + "@0x" + Long.toHexString(address) + " is closed");
+        return new IllegalStateException(name() + " is closed");
     }
 
     /**
@@ -229,7 +248,7 @@ public final class NativeResource implements Runnable {
      * @throws RdmaException         if the destroy verb fails; the object is then closed all the same and its C
      *                               object abandoned (a provider may have freed part of it before refusing)
      */
-    public void close(String description) {
+    public void close(Supplier<String> description) {
         synchronized (this) {
             // A close under way on another thread (the PD's own, while its context closes it as a descendant) is
             // waited for: returning early would let the parent be destroyed while this one still is.
@@ -237,9 +256,9 @@ public final class NativeResource implements Runnable {
             if (closed) {
                 return;
             }
-            if (!users.isEmpty()) {
-                throw new IllegalStateException(description + " is still used by " + users.stream()
-                        .map(u -> u.kind + "@0x" + Long.toHexString(u.address)).distinct().toList()
+            if (users != null && !users.isEmpty()) {
+                throw new IllegalStateException(description.get() + " is still used by " + users.stream()
+                        .map(NativeResource::name).distinct().toList()
                         + ": close them first (closing their protection domain or context closes everything in order)");
             }
             closed = true;
@@ -271,17 +290,17 @@ public final class NativeResource implements Runnable {
     }
 
     /** The body of {@link #close}: descendants, the C object, then the links to other objects. */
-    private void destroy(String description) {
+    private void destroy(Supplier<String> description) {
         int destroyRc;
         try {
             for (NativeResource descendant : liveDescendants()) {
-                descendant.close(descendant.kind);
+                descendant.close(descendant::name);
             }
             closing = true;
             if (pins != 0) {
-                throw new IllegalStateException(description + " cannot be closed while a call on it or naming it runs"
-                        + " (a verb on another thread, a post whose requests name it, or an extended poll or send"
-                        + " between start and end)");
+                throw new IllegalStateException(description.get() + " cannot be closed while a call on it or naming"
+                        + " it runs (a verb on another thread, a post whose requests name it, or an extended poll or"
+                        + " send between start and end)");
             }
             destroyRc = destroyer == null ? 0 : destroyer.destroy(MemorySegment.ofAddress(address));
         } catch (RuntimeException failed) {
@@ -294,33 +313,45 @@ public final class NativeResource implements Runnable {
         // Leave the users of what this used first: a parent's close running on another thread may no longer see
         // this object among its descendants once it is released below, and must then find its CQs free.
         List<NativeResource> usedNow;
+        List<NativeResource> ownersNow;
+        List<Runnable> actions;
         synchronized (this) {
-            usedNow = List.copyOf(used);
-            used.clear();
+            usedNow = used;
+            ownersNow = owners;
+            actions = afterClose;
+            used = null;
+            owners = null;
+            afterClose = null;
         }
-        for (NativeResource other : usedNow) {
-            synchronized (other) {
-                other.users.remove(this);
+        if (usedNow != null) {
+            for (NativeResource other : usedNow) {
+                synchronized (other) {
+                    other.users.remove(this);
+                }
             }
         }
         NativeResource parentNow = parent;
         if (parentNow != null) {
             parentNow.release(this);
         }
-        List<NativeResource> ownersNow;
-        synchronized (this) {
-            ownersNow = List.copyOf(owners);
-            owners.clear();
+        if (ownersNow != null) {
+            for (NativeResource other : ownersNow) {
+                other.release(this);
+            }
         }
-        for (NativeResource other : ownersNow) {
-            other.release(this);
+        if (actions != null) {
+            actions.forEach(Runnable::run);
         }
-        afterClose.forEach(Runnable::run);
+        Cleaner.Cleanable registration = cleanable;
+        if (registration != null) {
+            registration.clean();
+        }
         if (destroyRc != 0) {
             // The object stays closed and its C object is left alone: providers may free part of it before the
             // kernel refuses (libsiw unmaps a CQ's and a QP's queues first), so touching it again could crash.
-            LOG.warn("{} failed: {} is abandoned (errno {})", destroyVerb, description, destroyRc);
-            throw RdmaException.of(destroyVerb, destroyRc, description + " is abandoned: the C library refused to"
+            String what = description.get();
+            LOG.warn("{} failed: {} is abandoned (errno {})", destroyVerb, what, destroyRc);
+            throw RdmaException.of(destroyVerb, destroyRc, what + " is abandoned: the C library refused to"
                     + " destroy it, and after a refusal it is not safe to use");
         }
     }
@@ -331,7 +362,7 @@ public final class NativeResource implements Runnable {
         if (isClosed()) {
             return;
         }
-        String name = kind + "@0x" + Long.toHexString(address);
+        String name = name();
         if (createdAt == null) {
             LOG.warn("{} was never closed; closing it now (run with -Drdma4j.leakTracking=true to see where it was"
                     + " created)", name);
@@ -339,7 +370,7 @@ public final class NativeResource implements Runnable {
             LOG.warn("{} was never closed; closing it now", name, createdAt);
         }
         try {
-            close(name);
+            close(() -> name);
         } catch (RuntimeException e) {
             LOG.warn("{} could not be closed", name, e);
         }
@@ -348,7 +379,8 @@ public final class NativeResource implements Runnable {
     /** The live Java object of type {@code type} below this one whose C pointer is {@code address}, or null. */
     public <T> T findDescendant(long address, Class<T> type) {
         for (NativeResource d : liveDescendants()) {
-            Object object = d.owner.get();
+            WeakReference<Object> ref = d.owner;
+            Object object = ref == null ? null : ref.get();
             if (d.address == address && type.isInstance(object)) {
                 return type.cast(object);
             }
@@ -367,7 +399,7 @@ public final class NativeResource implements Runnable {
             throw new IllegalStateException(owner.kind + " is closed");
         }
         synchronized (this) {
-            owners.add(owner);
+            owners = added(owners, owner);
         }
     }
 
@@ -392,15 +424,25 @@ public final class NativeResource implements Runnable {
         if (closed) {
             return false;
         }
+        if (children == null) {
+            children = new LinkedHashSet<>();
+        }
         children.add(child);
         return true;
     }
 
     private synchronized void release(NativeResource child) {
-        children.remove(child);
+        if (children != null) {
+            children.remove(child);
+        }
     }
 
     private List<NativeResource> liveDescendants() {
+        synchronized (this) {
+            if (children == null || children.isEmpty()) {
+                return List.of();
+            }
+        }
         List<NativeResource> all = new ArrayList<>();
         collectDescendants(all);
         all.sort(Comparator.comparingInt(r -> r.rank));
@@ -410,7 +452,7 @@ public final class NativeResource implements Runnable {
     private void collectDescendants(List<NativeResource> into) {
         List<NativeResource> snapshot;
         synchronized (this) {
-            snapshot = List.copyOf(children);
+            snapshot = children == null ? List.of() : List.copyOf(children);
         }
         for (NativeResource child : snapshot) {
             into.add(child);

@@ -29,15 +29,15 @@ class NativeResourceTest {
             return 0;
         });
         assertTrue(region.pin());
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> region.close("the region"));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> region.close(() -> "the region"));
         assertTrue(e.getMessage().contains("the region cannot be closed while a call on it or naming it runs"),
                 e.getMessage());
         assertFalse(region.isClosed(), "a refused close leaves the object open");
         assertTrue(region.pin(), "and usable");
         region.unpin();
         region.unpin();
-        region.close("the region");
-        region.close("the region");
+        region.close(() -> "the region");
+        region.close(() -> "the region");
         assertEquals(1, destroyed.get(), "destroyed once");
         assertFalse(region.pin());
     }
@@ -55,11 +55,11 @@ class NativeResourceTest {
             return 0;
         });
         assertEquals(64, qp.pinned().byteSize());
-        assertThrows(IllegalStateException.class, () -> pd.close("the protection domain"));
+        assertThrows(IllegalStateException.class, () -> pd.close(() -> "the protection domain"));
         assertEquals(0, destroyed.get());
         qp.unpin();
         assertEquals(64L, qp.withPinned(MemorySegment::byteSize));
-        pd.close("the protection domain");
+        pd.close(() -> "the protection domain");
         assertEquals(1, destroyed.get(), "the parent closed its child first");
         IllegalStateException e = assertThrows(IllegalStateException.class, qp::pinned);
         assertTrue(e.getMessage().endsWith(" is closed"), e.getMessage());
@@ -89,7 +89,7 @@ class NativeResourceTest {
             LockSupport.parkNanos(round % 7 * 10_000L);
             while (!region.isClosed()) {
                 try {
-                    region.close("the region");
+                    region.close(() -> "the region");
                 } catch (IllegalStateException busy) {
                     Thread.onSpinWait(); // refused during a post: try again, as a program would
                 }
@@ -138,7 +138,7 @@ class NativeResourceTest {
         } catch (InterruptedException e) {
             throw new IllegalStateException(e);
         }
-        resource.close(description);
+        resource.close(() -> description);
     }
 
     private static NativeResource resource(NativeResource parent, int rank, NativeResource.Destroyer destroyer) {
