@@ -197,8 +197,9 @@ public final class Perf {
     }
 
     /**
-     * perftest's {@code run_iter_bw}: keeps {@code -t} requests in flight until all are retired; the clock starts at
-     * the first measured post (after the warm-up's).
+     * perftest's {@code run_iter_bw}: keeps {@code -t} requests in flight until all are retired. The clock starts at
+     * the first measured post, as perftest's does at its first post: the warm-up's requests are all retired by then
+     * (left in flight, their transfers would count as measured time: half of a 100-iteration run of 1 MiB).
      */
     private void bandwidth(Requests requests) {
         int iterations = options.total();
@@ -206,6 +207,7 @@ public final class Perf {
         while (retired < iterations) {
             while (posted < iterations && posted - retired < options.txDepth()) {
                 if (posted == options.warmup()) {
+                    awaitSignaled();
                     start = Cycles.now();
                 }
                 requests.post();
@@ -303,20 +305,27 @@ public final class Perf {
     }
 
     /**
-     * The test's request in three prepared batches of one: unsignaled, signaled (retiring {@code -Q} requests) and
-     * the last (retiring what is left), so that the loops post without building anything.
+     * The test's request in prepared batches of one: unsignaled, signaled (retiring {@code -Q} requests), and the
+     * last of the warm-up and of the measured run (each retiring what is left of its phase), so that the loops post
+     * without building anything. Moderation counts within a phase: the warm-up ends with nothing in flight.
      */
     private final class Requests implements AutoCloseable {
         private final SendWorkRequests unsignaled;
         private final SendWorkRequests signaled;
+        private final SendWorkRequests lastOfWarmup;
         private final SendWorkRequests last;
 
         Requests(Kind kind) {
-            int moderation = options.cqModeration();
-            int remainder = options.total() % moderation;
             unsignaled = prepared(kind, 0, false);
-            signaled = prepared(kind, moderation, true);
-            last = prepared(kind, remainder == 0 ? moderation : remainder, true);
+            signaled = prepared(kind, options.cqModeration(), true);
+            lastOfWarmup = prepared(kind, leftOver(options.warmup()), true);
+            last = prepared(kind, leftOver(options.iterations()), true);
+        }
+
+        /** How many requests the last signaled one of a phase of {@code length} retires. */
+        private long leftOver(int length) {
+            int remainder = length % options.cqModeration();
+            return remainder == 0 ? options.cqModeration() : remainder;
         }
 
         private SendWorkRequests prepared(Kind kind, long id, boolean signal) {
@@ -334,10 +343,11 @@ public final class Perf {
         /** Posts the next request. */
         void post() {
             posted++;
-            if (posted == options.total()) {
-                qp.postSend(last);
+            boolean measured = posted > options.warmup();
+            if (posted == options.total() || posted == options.warmup()) {
+                qp.postSend(measured ? last : lastOfWarmup);
                 signaledUpTo = posted;
-            } else if (posted % options.cqModeration() == 0) {
+            } else if ((measured ? posted - options.warmup() : posted) % options.cqModeration() == 0) {
                 qp.postSend(signaled);
                 signaledUpTo = posted;
             } else {
@@ -349,6 +359,7 @@ public final class Perf {
         public void close() {
             unsignaled.close();
             signaled.close();
+            lastOfWarmup.close();
             last.close();
         }
     }

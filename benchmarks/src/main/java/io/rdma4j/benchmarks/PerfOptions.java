@@ -13,7 +13,8 @@ import java.util.Locale;
  * @param port              {@code -p}, default 18515
  * @param size              {@code -s}, bytes per message (default 2 for latency, 65536 for bandwidth)
  * @param iterations        {@code -n} (default 1000 for latency, 5000 for bandwidth)
- * @param txDepth           {@code -t}, requests in flight (default 1 for latency, 128 for bandwidth)
+ * @param txDepth           {@code -t}, requests in flight (default 1 for latency, 128 for bandwidth; never above
+ *                          {@code -n})
  * @param cqModeration      {@code -Q}, one signaled request every this many (default 100; 1 above 8192 bytes unless
  *                          given; never above the TX depth)
  * @param rxDepth           {@code -r}, receives posted ahead for SEND tests (default 512)
@@ -123,7 +124,9 @@ record PerfOptions(Test test, InetAddress server, int port, int size, int iterat
                 }
             }
         }
-        // perftest: no moderation for messages above 8192 bytes unless asked for, and never above the TX depth.
+        // perftest: never more in flight than iterations; no moderation for messages above 8192 bytes unless asked
+        // for, and never above the TX depth.
+        txDepth = Math.min(txDepth, iterations);
         int moderation = cqModeration != null ? cqModeration : size > 8192 ? 1 : 100;
         return new PerfOptions(test, server, port, size, iterations, txDepth, Math.min(moderation, txDepth), rxDepth,
                 inlineSize, outstandingReads, unsorted, warmup);

@@ -99,6 +99,9 @@ class PerfReportTest {
         assertEquals(1, bw.cqModeration(), "no moderation above 8192 bytes unless asked for");
         assertEquals(5010, bw.total());
         assertEquals(100, PerfOptions.parse("write_bw", "-s", "4096").cqModeration());
+        PerfOptions few = PerfOptions.parse("write_bw", "-s", "4096", "-n", "100", "-w", "100");
+        assertEquals(100, few.txDepth(), "as perftest: no more in flight than -n");
+        assertEquals(100, few.cqModeration());
         assertEquals("ib_read_bw", PerfOptions.Test.READ_BW.perftest());
         assertThrows(IllegalArgumentException.class, () -> PerfOptions.parse("atomic_lat"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
