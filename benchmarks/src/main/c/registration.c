@@ -1,11 +1,12 @@
 /*
  * The C side of Registration: memory registrations (ibv_reg_mr + ibv_dereg_mr of one buffer, 4 KiB to 64 MiB)
- * and RC queue pairs (ibv_create_qp + ibv_destroy_qp) per second on one device, each loop run unmeasured for
- * SECONDS and then counted for SECONDS, the clock read once per iteration (as Registration does). Prints
+ * and RC queue pairs (ibv_create_qp + ibv_destroy_qp) per second on one device: first WARMUP registrations of
+ * 4 KiB and WARMUP queue pairs, then each loop run unmeasured for SECONDS and counted for SECONDS, the clock read
+ * once per iteration (as Registration does). Prints
  *   register SIZE OPS_PER_SECOND
  *   queue-pair 0 OPS_PER_SECOND
  *
- *   gcc -O2 -o registration registration.c -libverbs && ./registration rxe0 [SECONDS]
+ *   gcc -O2 -o registration registration.c -libverbs && ./registration rxe0 [SECONDS [WARMUP]]
  */
 #include <infiniband/verbs.h>
 #include <stdio.h>
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 4096, 65536, 1 << 20, 64 << 20 };
 	double seconds = argc > 2 ? atof(argv[2]) : 2;
+	long warmup = argc > 3 ? atol(argv[3]) : 10000;
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *ctx = NULL;
 
@@ -81,6 +83,11 @@ int main(int argc, char **argv)
 	CHECK(cq = ibv_create_cq(ctx, 32, NULL, NULL, 0));
 	CHECK(buffer = aligned_alloc(4096, 64 << 20));
 	memset(buffer, 1, 64 << 20);
+	size = sizes[0];
+	for (long i = 0; i < warmup; i++) {
+		reg_once();
+		qp_once();
+	}
 	for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
 		size = sizes[i];
 		printf("register %zu %.1f\n", size, rate(reg_once, seconds));

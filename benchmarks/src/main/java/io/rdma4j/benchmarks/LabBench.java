@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Java against C in the lab guest, back to back in one boot: perftest's programs against {@link Perf} (two
@@ -25,7 +26,7 @@ import java.util.regex.Pattern;
  *
  * <pre>
  * LabBench --results DIR [--rounds 3] [--devices rxe0=192.0.2.1,siw0=198.51.100.1] [--environment TEXT] [--quick]
- *          [--no-pin]
+ *          [--no-pin] [--registration-only]
  * </pre>
  */
 public final class LabBench {
@@ -35,10 +36,12 @@ public final class LabBench {
      * measure (see the report).
      */
     static final int LATENCY_WARMUP = 20_000;
+    /** Registrations and queue pairs that Registration and registration.c make unmeasured first (see the report). */
+    static final int REGISTRATION_WARMUP = 10_000;
     /** {@code -r} of the SEND bandwidth cases (see {@link #pair}). */
     static final int SEND_BW_RECEIVE_DEPTH = 8192;
     private static final int WARMUP_CURVE_ITERATIONS = 30_000;
-    private static final Pattern RATE = Pattern.compile("^(register|queue-pair) (\\d+) ([0-9.]+)$",
+    static final Pattern RATE = Pattern.compile("^(register|queue-pair) (\\d+) ([0-9.]+)$",
             Pattern.MULTILINE);
 
     /** One comparison: a test, its size and iterations. */
@@ -59,6 +62,7 @@ public final class LabBench {
     private final String environment;
     private final boolean quick;
     private final boolean pin;
+    private final boolean registrationOnly;
     private final Path cyclesLibrary;
     private final Path registrationProgram;
     private final List<Sample> samples = new ArrayList<>();
@@ -67,13 +71,14 @@ public final class LabBench {
     private int port = 19000;
 
     private LabBench(Path results, int rounds, Map<String, String> devices, String environment, boolean quick,
-                     boolean pin) throws IOException, InterruptedException {
+                     boolean pin, boolean registrationOnly) throws IOException, InterruptedException {
         this.results = results;
         this.rounds = rounds;
         this.devices = devices;
         this.environment = environment;
         this.quick = quick;
         this.pin = pin;
+        this.registrationOnly = registrationOnly;
         Path natives = results.resolve("native");
         this.cyclesLibrary = Cycles.build(natives);
         this.registrationProgram = natives.resolve("registration");
@@ -91,6 +96,7 @@ public final class LabBench {
         String environment = "";
         boolean quick = false;
         boolean pin = true;
+        boolean registrationOnly = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--results" -> results = Path.of(args[++i]);
@@ -98,6 +104,7 @@ public final class LabBench {
                 case "--environment" -> environment = args[++i];
                 case "--quick" -> quick = true;
                 case "--no-pin" -> pin = false;
+                case "--registration-only" -> registrationOnly = true;
                 case "--devices" -> {
                     devices.clear();
                     for (String d : args[++i].split(",")) {
@@ -112,7 +119,8 @@ public final class LabBench {
             throw new IllegalArgumentException("--results DIR is required");
         }
         String pinning = pin ? "; server on CPU 0, client on CPU 1 (taskset)" : "; not pinned";
-        LabBench bench = new LabBench(results, rounds, devices, environment + pinning, quick, pin);
+        LabBench bench = new LabBench(results, rounds, devices, environment + pinning, quick, pin,
+                registrationOnly);
         bench.run();
         System.exit(bench.failures.isEmpty() ? 0 : 1);
     }
@@ -143,12 +151,12 @@ public final class LabBench {
                 for (String side : order) {
                     registration(round, dev, side);
                 }
-                for (Case c : cases()) {
+                for (Case c : registrationOnly ? List.<Case>of() : cases()) {
                     for (String side : order) {
                         pair(round, dev, device.getValue(), c, side);
                     }
                 }
-                if (round == 1) {
+                if (round == 1 && !registrationOnly) {
                     for (String side : List.of("C", "Java")) {
                         warmupCurve(dev, device.getValue(), side);
                     }
@@ -160,9 +168,10 @@ public final class LabBench {
     }
 
     private void registration(int round, String device, String side) throws IOException, InterruptedException {
-        String seconds = quick ? "0.5" : "4";
-        List<String> command = pinned(0, side.equals("C") ? List.of(registrationProgram.toString(), device, seconds)
-                : java("io.rdma4j.benchmarks.Registration", List.of(device, seconds)));
+        List<String> args = quick ? List.of(device, "0.5", "500")
+                : List.of(device, "4", Integer.toString(REGISTRATION_WARMUP));
+        List<String> command = pinned(0, side.equals("C") ? Stream.concat(Stream.of(registrationProgram.toString()),
+                args.stream()).toList() : java("io.rdma4j.benchmarks.Registration", args));
         String label = round + "-" + device + "-registration-" + side;
         Finished done = start(command, label).await(600);
         if (!done.ok()) {

@@ -8,6 +8,7 @@ import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePairCapabilities;
 import io.rdma4j.verbs.QueuePairType;
 import java.lang.foreign.Arena;
+import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
 import java.util.Locale;
@@ -16,13 +17,14 @@ import java.util.Set;
 /**
  * The control path's rates, beside {@code src/main/c/registration.c} (the same loops in C): memory registrations
  * ({@link ProtectionDomain#registerMemory} + close of one buffer of 4 KiB, 64 KiB, 1 MiB and 64 MiB) and RC queue
- * pairs (create + close) per second on one device. Each loop runs unmeasured for SECONDS (the JIT's compiling
- * takes seconds under emulation), then is counted for SECONDS, the clock read once per iteration as the C loop
- * reads it. Prints {@code register SIZE RATE} and
- * {@code queue-pair 0 RATE} lines, as the C program does.
+ * pairs (create + close) per second on one device. First WARMUP registrations of 4 KiB and WARMUP queue pairs, then
+ * each loop runs unmeasured for SECONDS and is counted for SECONDS, the clock read once per iteration as the C loop
+ * reads it. The count matters, not the time: the JIT compiles a method once it has run some thousand times, and
+ * under emulation, where the interpreted path of a queue pair takes milliseconds, eight seconds were not enough.
+ * Prints {@code register SIZE RATE} and {@code queue-pair 0 RATE} lines, as the C program does.
  *
  * <pre>
- * registration rxe0 [SECONDS]    (default 2)
+ * registration rxe0 [SECONDS [WARMUP]]    (defaults 2 and 10000)
  * </pre>
  */
 public final class Registration {
@@ -36,24 +38,35 @@ public final class Registration {
     /** Measures on the device named first; prints one line per loop. */
     public static void main(String[] args) {
         if (args.length < 1) {
-            System.err.println("usage: registration DEVICE [SECONDS]");
+            System.err.println("usage: registration DEVICE [SECONDS [WARMUP]]");
             System.exit(2);
         }
-        double seconds = args.length > 1 ? Double.parseDouble(args[1]) : 2;
-        Device device = Device.byName(args[0]).orElseThrow(() -> new IllegalArgumentException("no device "
-                + args[0] + " (devices: " + Device.list() + ")"));
+        run(args[0], args.length > 1 ? Double.parseDouble(args[1]) : 2,
+                args.length > 2 ? Integer.parseInt(args[2]) : 10_000, System.out);
+    }
+
+    /** Measures on {@code deviceName}; prints one line per loop to {@code out}. */
+    static void run(String deviceName, double seconds, int warmup, PrintStream out) {
+        Device device = Device.byName(deviceName).orElseThrow(() -> new IllegalArgumentException("no device "
+                + deviceName + " (devices: " + Device.list() + ")"));
         try (Context context = device.open();
              ProtectionDomain pd = context.allocateProtectionDomain();
              CompletionQueue cq = context.createCompletionQueue(32);
              Arena arena = Arena.ofConfined()) {
             MemorySegment buffer = arena.allocate(SIZES[SIZES.length - 1], 4096).fill((byte) 1);
+            QueuePairCapabilities caps = new QueuePairCapabilities(16, 16, 1, 1, 0);
+            Runnable queuePair = () -> pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq)
+                    .capabilities(caps).create().close();
+            MemorySegment first = buffer.asSlice(0, SIZES[0]);
+            for (int i = 0; i < warmup; i++) {
+                pd.registerMemory(first, ACCESS).close();
+                queuePair.run();
+            }
             for (long size : SIZES) {
                 MemorySegment slice = buffer.asSlice(0, size);
-                print("register", size, rate(() -> pd.registerMemory(slice, ACCESS).close(), seconds));
+                print(out, "register", size, rate(() -> pd.registerMemory(slice, ACCESS).close(), seconds));
             }
-            QueuePairCapabilities caps = new QueuePairCapabilities(16, 16, 1, 1, 0);
-            print("queue-pair", 0, rate(() -> pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq)
-                    .capabilities(caps).create().close(), seconds));
+            print(out, "queue-pair", 0, rate(queuePair, seconds));
         }
     }
 
@@ -74,8 +87,8 @@ public final class Registration {
         return n / ((t - start) / 1e9);
     }
 
-    private static void print(String what, long size, double rate) {
-        System.out.printf(Locale.ROOT, "%s %d %.1f%n", what, size, rate);
-        System.out.flush();
+    private static void print(PrintStream out, String what, long size, double rate) {
+        out.printf(Locale.ROOT, "%s %d %.1f%n", what, size, rate);
+        out.flush();
     }
 }

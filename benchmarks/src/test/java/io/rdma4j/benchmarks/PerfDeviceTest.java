@@ -14,15 +14,17 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The lab benchmark's smoke run in the device suite: each of Perf's six tests, server and client in this JVM,
  * a few hundred iterations (with a warm-up) on the device of {@code RDMA4J_TEST_DEVICE} at
- * {@code RDMA4J_TEST_ADDRESS}, each side's report read back as LabBench reads it. (The comparison with perftest
- * is {@code rdma-lab perf}.)
+ * {@code RDMA4J_TEST_ADDRESS}, each side's report read back as LabBench reads it, and a short run of Registration.
+ * (The comparison with perftest and registration.c is {@code rdma-lab perf}.)
  */
 @Tag("device")
 class PerfDeviceTest {
@@ -98,6 +100,22 @@ class PerfDeviceTest {
         } finally {
             threads.shutdownNow();
         }
+    }
+
+    @Test
+    void registrationPrintsARateForEachSizeAndForQueuePairs() {
+        String device = System.getenv("RDMA4J_TEST_DEVICE");
+        assertTrue(device != null, "RDMA4J_TEST_DEVICE names the device under test (src/test/lab/rdma-lab test)");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Registration.run(device, 0.05, 20, print(out));
+        Matcher m = LabBench.RATE.matcher(out.toString(StandardCharsets.UTF_8));
+        List<String> loops = new ArrayList<>();
+        while (m.find()) {
+            loops.add(m.group(1) + " " + m.group(2));
+            assertTrue(Double.parseDouble(m.group(3)) > 0, m.group());
+        }
+        assertEquals(List.of("register 4096", "register 65536", "register 1048576", "register 67108864",
+                "queue-pair 0"), loops, out.toString(StandardCharsets.UTF_8));
     }
 
     private static PrintStream print(ByteArrayOutputStream bytes) {
