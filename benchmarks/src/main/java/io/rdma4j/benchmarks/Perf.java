@@ -197,24 +197,27 @@ public final class Perf {
     }
 
     /**
-     * perftest's {@code run_iter_bw}: keeps {@code -t} requests in flight until all are retired. The clock starts at
-     * the first measured post, as perftest's does at its first post: the warm-up's requests are all retired by then
-     * (left in flight, their transfers would count as measured time: half of a 100-iteration run of 1 MiB).
+     * perftest's {@code run_iter_bw}, run twice: the warm-up, then the measured iterations. The clock starts at the
+     * first measured post, as perftest's does at its first post, with the warm-up's requests all retired (left in
+     * flight, their transfers would count as measured time: half of a 100-iteration run of 1 MiB). One method runs
+     * both, so the measured run enters the code the JIT compiled during the warm-up; a phase change inside one loop
+     * would be a branch the warm-up never took, which compiled code may leave to the interpreter.
      */
     private void bandwidth(Requests requests) {
-        int iterations = options.total();
-        long start = 0;
-        while (retired < iterations) {
-            while (posted < iterations && posted - retired < options.txDepth()) {
-                if (posted == options.warmup()) {
-                    awaitSignaled();
-                    start = Cycles.now();
-                }
+        keepInFlight(requests, options.warmup());
+        long start = Cycles.now();
+        keepInFlight(requests, options.total());
+        reportBandwidth(Cycles.now() - start);
+    }
+
+    /** Keeps {@code -t} requests in flight until {@code until} requests are posted and retired. */
+    private void keepInFlight(Requests requests, int until) {
+        while (retired < until) {
+            while (posted < until && posted - retired < options.txDepth()) {
                 requests.post();
             }
             poll();
         }
-        reportBandwidth(Cycles.now() - start);
     }
 
     /** perftest's {@code run_iter_bw_server}: receives, posting each receive again while more are to come. */
