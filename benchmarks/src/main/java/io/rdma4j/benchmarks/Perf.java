@@ -201,10 +201,14 @@ public final class Perf {
      * first measured post, as perftest's does at its first post, with the warm-up's requests all retired (left in
      * flight, their transfers would count as measured time: half of a 100-iteration run of 1 MiB). One method runs
      * both, so the measured run enters the code the JIT compiled during the warm-up; a phase change inside one loop
-     * would be a branch the warm-up never took, which compiled code may leave to the interpreter.
+     * would be a branch the warm-up never took, which compiled code may leave to the interpreter. Between the two,
+     * the JIT finishes what the warm-up gave it ({@link JitQuiet}, at most 10 s: a SEND's receiver gives up after 30).
      */
-    private void bandwidth(Requests requests) {
+    private void bandwidth(Requests requests) throws InterruptedException {
         keepInFlight(requests, options.warmup());
+        if (options.warmup() > 0) {
+            JitQuiet.await(Duration.ofSeconds(10));
+        }
         long start = Cycles.now();
         keepInFlight(requests, options.total());
         reportBandwidth(Cycles.now() - start);

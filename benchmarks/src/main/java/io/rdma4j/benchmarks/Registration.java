@@ -10,6 +10,7 @@ import io.rdma4j.verbs.QueuePairType;
 import java.lang.foreign.Arena;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
@@ -17,8 +18,9 @@ import java.util.Set;
 /**
  * The control path's rates, beside {@code src/main/c/registration.c} (the same loops in C): memory registrations
  * ({@link ProtectionDomain#registerMemory} + close of one buffer of 4 KiB, 64 KiB, 1 MiB and 64 MiB) and RC queue
- * pairs (create + close) per second on one device. First WARMUP registrations of 4 KiB and WARMUP queue pairs, then
- * each loop runs unmeasured for SECONDS and is counted for SECONDS, the clock read once per iteration as the C loop
+ * pairs (create + close) per second on one device. First WARMUP registrations of 4 KiB and WARMUP queue pairs, and
+ * a wait for the JIT to finish compiling what they made hot ({@link JitQuiet}, at most 30 s), then each loop runs
+ * unmeasured for SECONDS and is counted for SECONDS, the clock read once per iteration as the C loop
  * reads it. The count matters, not the time: the JIT compiles a method once it has run some thousand times, and
  * under emulation, where the interpreted path of a queue pair takes milliseconds, eight seconds were not enough.
  * Prints {@code register SIZE RATE} and {@code queue-pair 0 RATE} lines, as the C program does.
@@ -36,7 +38,7 @@ public final class Registration {
     }
 
     /** Measures on the device named first; prints one line per loop. */
-    public static void main(String[] args) {
+    public static void main(String[] args) throws InterruptedException {
         if (args.length < 1) {
             System.err.println("usage: registration DEVICE [SECONDS [WARMUP]]");
             System.exit(2);
@@ -46,7 +48,7 @@ public final class Registration {
     }
 
     /** Measures on {@code deviceName}; prints one line per loop to {@code out}. */
-    static void run(String deviceName, double seconds, int warmup, PrintStream out) {
+    static void run(String deviceName, double seconds, int warmup, PrintStream out) throws InterruptedException {
         Device device = Device.byName(deviceName).orElseThrow(() -> new IllegalArgumentException("no device "
                 + deviceName + " (devices: " + Device.list() + ")"));
         try (Context context = device.open();
@@ -62,6 +64,7 @@ public final class Registration {
                 pd.registerMemory(first, ACCESS).close();
                 queuePair.run();
             }
+            JitQuiet.await(Duration.ofSeconds(30));
             for (long size : SIZES) {
                 MemorySegment slice = buffer.asSlice(0, size);
                 print(out, "register", size, rate(() -> pd.registerMemory(slice, ACCESS).close(), seconds));

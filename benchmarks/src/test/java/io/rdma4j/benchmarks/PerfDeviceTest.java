@@ -103,7 +103,7 @@ class PerfDeviceTest {
     }
 
     @Test
-    void registrationPrintsARateForEachSizeAndForQueuePairs() {
+    void registrationPrintsARateForEachSizeAndForQueuePairs() throws InterruptedException {
         String device = System.getenv("RDMA4J_TEST_DEVICE");
         assertTrue(device != null, "RDMA4J_TEST_DEVICE names the device under test (src/test/lab/rdma-lab test)");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
