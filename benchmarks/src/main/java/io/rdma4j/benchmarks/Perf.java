@@ -12,7 +12,6 @@ import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
-import java.util.function.IntConsumer;
 
 /**
  * perftest's six basic tests written with rdma4j, so that LabBench can run each beside perftest's own program
@@ -46,10 +45,6 @@ public final class Perf {
     private final PrintStream out;
     /** Receive completions seen. */
     private long received;
-    /** Latency tests: each iteration's post time (cycles), the iterations sent, and the peer's consumed. */
-    private final long[] postedAt;
-    private int sent;
-    private int consumed;
     /** Send requests retired: each signaled request's id is the number of requests its completion retires. */
     private long retired;
     /** Send requests posted, and the count up to the last signaled one. */
@@ -67,7 +62,6 @@ public final class Perf {
         this.receivesAhead = endpoint.receivesAhead();
         this.cyclesPerMicrosecond = cyclesPerMicrosecond;
         this.out = out;
-        this.postedAt = new long[options.test().latency() ? options.total() : 0];
     }
 
     /** Runs one side of one test; exit 1 on bad options or failure. */
@@ -124,9 +118,9 @@ public final class Perf {
             case READ_LAT, READ_BW -> new Requests((b, id) -> b.rdmaRead(id, peer.address(), peer.rkey()));
         }) {
             switch (options.test()) {
-                case SEND_LAT -> report(latency(until -> sendLatency(requests, until)), true);
-                case WRITE_LAT -> report(latency(until -> writeLatency(requests, until)), true);
-                case READ_LAT -> report(latency(until -> readLatency(requests, until)), false);
+                case SEND_LAT -> report(sendLatency(requests), true);
+                case WRITE_LAT -> report(writeLatency(requests), true);
+                case READ_LAT -> report(readLatency(requests), false);
                 case SEND_BW -> {
                     if (options.isServer()) {
                         receiveBandwidth();
@@ -139,76 +133,67 @@ public final class Perf {
         }
     }
 
-    /**
-     * Runs a latency test's loop twice, as {@link #bandwidth} does: the warm-up's iterations, a wait for the JIT
-     * ({@link JitQuiet}; the peer, which waits as well, gives up only after 30 s), then the measured ones, each
-     * phase a call of the same method ({@code phase}: the number of iterations to reach) so that the measured
-     * iterations run in the code compiled during the warm-up. Returns every iteration's post time.
-     */
-    private long[] latency(IntConsumer phase) throws InterruptedException {
-        phase.accept(options.warmup());
-        if (options.warmup() > 0) {
-            JitQuiet.await(Duration.ofSeconds(10));
-        }
-        phase.accept(options.total());
-        return postedAt;
-    }
-
-    /**
-     * perftest's {@code run_iter_lat_send}, up to {@code until} iterations: the server receives first; each side
-     * sends when it has received.
-     */
-    private void sendLatency(Requests requests, int until) {
-        int first = sent;
-        while (sent < until || consumed < until) {
-            if (consumed < until && !(sent == first && !options.isServer())) {
+    /** perftest's {@code run_iter_lat_send}: the server receives first; each side sends when it has received. */
+    private long[] sendLatency(Requests requests) {
+        int iterations = options.total();
+        long[] postedAt = new long[iterations];
+        int sent = 0;
+        long consumed = 0;
+        while (sent < iterations || consumed < iterations) {
+            if (consumed < iterations && !(sent < 1 && !options.isServer())) {
                 while (received == consumed) {
                     poll();
                 }
                 consumed++;
             }
-            if (sent < until) {
+            if (sent < iterations) {
                 postedAt[sent++] = Cycles.now();
                 requests.post();
                 awaitSignaled();
             }
         }
+        return postedAt;
     }
 
     /**
-     * perftest's {@code run_iter_lat_write}, up to {@code until} iterations: each side WRITEs its count into the
-     * last byte of the peer's slot and spins on the last byte of its own until the peer's count arrives there; the
-     * server goes first.
+     * perftest's {@code run_iter_lat_write}: each side WRITEs its count into the last byte of the peer's slot and
+     * spins on the last byte of its own until the peer's count arrives there; the client writes first.
      */
-    private void writeLatency(Requests requests, int until) {
+    private long[] writeLatency(Requests requests) {
+        int iterations = options.total();
+        long[] postedAt = new long[iterations];
         MemorySegment memory = endpoint.buffer().segment();
         long arrives = endpoint.slot() + options.size() - 1;
         long leaves = options.size() - 1;
-        int first = sent;
-        while (sent < until || retired < until || consumed < until) {
-            if (consumed < until && !(sent == first && options.isServer())) {
-                consumed++;
-                while ((byte) BYTE.getVolatile(memory, arrives) != (byte) consumed) {
+        int sent = 0;
+        int seen = 0;
+        while (sent < iterations || retired < iterations || seen < iterations) {
+            if (seen < iterations && !(sent < 1 && options.isServer())) {
+                seen++;
+                while ((byte) BYTE.getVolatile(memory, arrives) != (byte) seen) {
                     idle("the peer's next WRITE");
                 }
                 progress();
             }
-            if (sent < until) {
+            if (sent < iterations) {
                 postedAt[sent] = Cycles.now();
                 BYTE.setRelease(memory, leaves, (byte) ++sent);
                 requests.post();
             }
             awaitSignaled();
         }
+        return postedAt;
     }
 
-    /** perftest's {@code run_iter_lat}, up to {@code until} iterations: one READ at a time. */
-    private void readLatency(Requests requests, int until) {
-        while (sent < until) {
-            postedAt[sent++] = Cycles.now();
+    /** perftest's {@code run_iter_lat}: one READ at a time. */
+    private long[] readLatency(Requests requests) {
+        long[] postedAt = new long[options.total()];
+        for (int i = 0; i < postedAt.length; i++) {
+            postedAt[i] = Cycles.now();
             requests.post();
             awaitSignaled();
         }
+        return postedAt;
     }
 
     /**
