@@ -38,6 +38,8 @@ public final class LabBench {
     static final int LATENCY_WARMUP = 20_000;
     /** Registrations and queue pairs that Registration and registration.c make unmeasured first (see the report). */
     static final int REGISTRATION_WARMUP = 10_000;
+    /** Seconds each registration loop runs unmeasured, then counted. */
+    static final int REGISTRATION_SECONDS = 4;
     /** {@code -r} of the SEND bandwidth cases (see {@link #pair}). */
     static final int SEND_BW_RECEIVE_DEPTH = 8192;
     private static final int WARMUP_CURVE_ITERATIONS = 30_000;
@@ -169,7 +171,7 @@ public final class LabBench {
 
     private void registration(int round, String device, String side) throws IOException, InterruptedException {
         List<String> args = quick ? List.of(device, "0.5", "500")
-                : List.of(device, "4", Integer.toString(REGISTRATION_WARMUP));
+                : List.of(device, Integer.toString(REGISTRATION_SECONDS), Integer.toString(REGISTRATION_WARMUP));
         List<String> command = pinned(0, side.equals("C") ? Stream.concat(Stream.of(registrationProgram.toString()),
                 args.stream()).toList() : java("io.rdma4j.benchmarks.Registration", args));
         String label = round + "-" + device + "-registration-" + side;

@@ -121,11 +121,7 @@ abstract class VerbsObject implements AutoCloseable {
     }
 
     /** Keeps {@code other} reachable as long as this object is (a queue pair its connection-manager id). */
-    final void keepReachable(Object other) {
-        keep(other);
-    }
-
-    private synchronized void keep(Object other) {
+    final synchronized void keepReachable(Object other) {
         if (used == null) {
             used = new ArrayList<>(2);
         }
@@ -185,7 +181,7 @@ abstract class VerbsObject implements AutoCloseable {
      */
     final void uses(VerbsObject other) {
         resource.uses(other.resource);
-        keep(other);
+        keepReachable(other);
     }
 
     /**
