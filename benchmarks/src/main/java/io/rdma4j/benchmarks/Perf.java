@@ -31,9 +31,20 @@ import java.util.Locale;
 public final class Perf {
 
     private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
+    private static final VarHandle PROGRESS;
+
+    static {
+        try {
+            PROGRESS = java.lang.invoke.MethodHandles.lookup().findVarHandle(Perf.class, "progress", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private static final Duration CLIENT_RUN = Duration.ofHours(1);
     /** How long a loop waits for a completion or the peer's next byte before it gives up (a peer gone). */
     private static final long STALL_NANOS = Duration.ofSeconds(30).toNanos();
+    /** About how many requests one phase of a bandwidth warm-up posts (rounded up to whole moderation rounds). */
+    private static final int WARMUP_PHASE = 1000;
 
     private final PerfOptions options;
     private final PerfEndpoint endpoint;
@@ -50,9 +61,10 @@ public final class Perf {
     /** Send requests posted, and the count up to the last signaled one. */
     private long posted;
     private long signaledUpTo;
-    /** Polls in a row that found nothing, and when the clock was first read during them (0: not yet). */
-    private int idle;
-    private long idleSince;
+    /** Completions and peer's bytes seen: the watchdog reads it (opaque: a plain store on the loops' side). */
+    private long progress;
+    /** Set by the watchdog once {@link #progress} has not moved for 30 s: a peer that died or a connection gone. */
+    private volatile boolean stalled;
 
     private Perf(PerfOptions options, PerfEndpoint endpoint, double cyclesPerMicrosecond, PrintStream out) {
         this.options = options;
@@ -112,6 +124,7 @@ public final class Perf {
             return;
         }
         RemoteBuffer peer = endpoint.peer();
+        Thread watchdog = startWatchdog();
         try (Requests requests = switch (options.test()) {
             case SEND_LAT, SEND_BW -> new Requests((b, id) -> b.send(id));
             case WRITE_LAT, WRITE_BW -> new Requests((b, id) -> b.rdmaWrite(id, peer.address(), peer.rkey()));
@@ -130,6 +143,8 @@ public final class Perf {
                 }
                 case WRITE_BW, READ_BW -> bandwidth(requests);
             }
+        } finally {
+            watchdog.interrupt();
         }
     }
 
@@ -197,18 +212,27 @@ public final class Perf {
     }
 
     /**
-     * perftest's {@code run_iter_bw}, run twice: the warm-up, then the measured iterations. The clock starts at the
-     * first measured post, as perftest's does at its first post, with the warm-up's requests all retired (left in
-     * flight, their transfers would count as measured time: half of a 100-iteration run of 1 MiB). One method runs
-     * both, so the measured run enters the code the JIT compiled during the warm-up; a phase change inside one loop
-     * would be a branch the warm-up never took, which compiled code may leave to the interpreter. Between the two,
-     * the JIT finishes what the warm-up gave it ({@link JitQuiet}, at most 10 s: a SEND's receiver gives up after 30).
+     * perftest's {@code run_iter_bw} after a warm-up. The clock starts at the first measured post, as perftest's does
+     * at its first post, with the warm-up's requests all retired (left in flight, their transfers would count as
+     * measured time: half of a 100-iteration run of 1 MiB). The warm-up runs in phases of whole moderation rounds,
+     * each ending as the measured run ends (its last request signaled, all retired), through the same method: the
+     * end of a phase is then a branch the JIT has seen taken. Warmed up in one phase, that branch was taken once, at
+     * the warm-up's end, as an uncommon trap: the loop was deoptimized and the measured run began interpreted until
+     * it was compiled again (measured: about a second of a 20,000-request run under emulation). Between warm-up and
+     * run, the JIT finishes what the warm-up gave it ({@link JitQuiet}, at most 10 s: a SEND's receiver gives up
+     * after 30).
      */
     private void bandwidth(Requests requests) throws InterruptedException {
-        keepInFlight(requests, options.warmup());
+        int phase = options.cqModeration() * Math.ceilDiv(WARMUP_PHASE, options.cqModeration());
+        for (int end = 0; end < options.warmup(); ) {
+            end = Math.min(options.warmup(), end + phase);
+            requests.startPhase(end);
+            keepInFlight(requests, end);
+        }
         if (options.warmup() > 0) {
             JitQuiet.await(Duration.ofSeconds(10));
         }
+        requests.startPhase(options.total());
         long start = Cycles.now();
         keepInFlight(requests, options.total());
         reportBandwidth(Cycles.now() - start);
@@ -252,9 +276,10 @@ public final class Perf {
                         + completions.statusText(i));
             }
             if (id == PerfEndpoint.RECEIVE_ID) {
-                if (++received + receivesAhead <= options.total()) {
-                    qp.postReceive(endpoint.receive());
-                }
+                // Posted again even when no more are needed: stopping short would be a branch first taken in the
+                // last iterations, deoptimizing the loop there (spare receives are flushed at close).
+                received++;
+                qp.postReceive(endpoint.receive());
             } else {
                 retired += id;
             }
@@ -262,25 +287,42 @@ public final class Perf {
     }
 
     /**
-     * Counts a fruitless spin; every 65,536 of them reads the clock (microseconds a read under emulation) and
-     * gives up once nothing has come for 30 s: a peer that died or a connection that ended must not spin forever.
+     * A fruitless spin: gives up once the watchdog has seen no progress for 30 s. The loops never read the clock
+     * (microseconds a read under emulation) and take no branch of their own that only a long wait would take: such
+     * a branch, never taken while the JIT compiled the loop, deoptimizes it when it is, and the run goes on
+     * interpreted (seen in the lab's latency runs).
      */
     private void idle(String awaited) {
-        if ((++idle & 0xFFFF) != 0) {
-            return;
-        }
-        long now = System.nanoTime();
-        if (idleSince == 0) {
-            idleSince = now;
-        } else if (now - idleSince > STALL_NANOS) {
+        if (stalled) {
             throw new IllegalStateException("waited 30 s for " + awaited + " after " + received + " receives and "
                     + retired + " sends: is the peer gone?");
         }
     }
 
     private void progress() {
-        idle = 0;
-        idleSince = 0;
+        PROGRESS.setOpaque(this, progress + 1);
+    }
+
+    /** Checks {@link #progress} once a second from a daemon thread; sets {@link #stalled} after 30 s without. */
+    private Thread startWatchdog() {
+        return Thread.ofPlatform().daemon().name("perf-watchdog").start(() -> {
+            long seen = -1;
+            long since = System.nanoTime();
+            while (!stalled) {
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                long now = (long) PROGRESS.getOpaque(this);
+                if (now != seen) {
+                    seen = now;
+                    since = System.nanoTime();
+                } else if (System.nanoTime() - since > STALL_NANOS) {
+                    stalled = true;
+                }
+            }
+        });
     }
 
     /** Polls until the last signaled request is retired. */
@@ -312,27 +354,34 @@ public final class Perf {
     }
 
     /**
-     * The test's request in prepared batches of one: unsignaled, signaled (retiring {@code -Q} requests), and the
-     * last of the warm-up and of the measured run (each retiring what is left of its phase), so that the loops post
-     * without building anything. Moderation counts within a phase: the warm-up ends with nothing in flight.
+     * The test's request in prepared batches of one: unsignaled, signaled (retiring {@code -Q} requests), and the last
+     * of the current phase (retiring what is left of it: the signaled batch when the phase is whole moderation
+     * rounds), so that the loops post without building anything. Moderation counts within a phase; a phase ends with
+     * nothing in flight. Latency tests run warm-up and measurement as one phase.
      */
     private final class Requests implements AutoCloseable {
+        private final Kind kind;
         private final SendWorkRequests unsignaled;
         private final SendWorkRequests signaled;
-        private final SendWorkRequests lastOfWarmup;
-        private final SendWorkRequests last;
+        private SendWorkRequests phaseLast;
+        private long phaseStart;
+        private long phaseEnd;
 
         Requests(Kind kind) {
+            this.kind = kind;
             unsignaled = prepared(kind, 0, false);
             signaled = prepared(kind, options.cqModeration(), true);
-            lastOfWarmup = prepared(kind, leftOver(options.warmup()), true);
-            last = prepared(kind, leftOver(options.iterations()), true);
+            phaseLast = signaled;
+            startPhase(options.total());
         }
 
-        /** How many requests the last signaled one of a phase of {@code length} retires. */
-        private long leftOver(int length) {
-            int remainder = length % options.cqModeration();
-            return remainder == 0 ? options.cqModeration() : remainder;
+        /** Starts a phase that ends once {@code end} requests have been posted in all. */
+        void startPhase(long end) {
+            closePhaseLast();
+            phaseStart = posted;
+            phaseEnd = end;
+            int remainder = (int) ((end - posted) % options.cqModeration());
+            phaseLast = remainder == 0 ? signaled : prepared(kind, remainder, true);
         }
 
         private SendWorkRequests prepared(Kind kind, long id, boolean signal) {
@@ -350,11 +399,10 @@ public final class Perf {
         /** Posts the next request. */
         void post() {
             posted++;
-            boolean measured = posted > options.warmup();
-            if (posted == options.total() || posted == options.warmup()) {
-                qp.postSend(measured ? last : lastOfWarmup);
+            if (posted == phaseEnd) {
+                qp.postSend(phaseLast);
                 signaledUpTo = posted;
-            } else if ((measured ? posted - options.warmup() : posted) % options.cqModeration() == 0) {
+            } else if ((posted - phaseStart) % options.cqModeration() == 0) {
                 qp.postSend(signaled);
                 signaledUpTo = posted;
             } else {
@@ -362,12 +410,17 @@ public final class Perf {
             }
         }
 
+        private void closePhaseLast() {
+            if (phaseLast != signaled) {
+                phaseLast.close();
+            }
+        }
+
         @Override
         public void close() {
+            closePhaseLast();
             unsignaled.close();
             signaled.close();
-            lastOfWarmup.close();
-            last.close();
         }
     }
 }

@@ -10,9 +10,11 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * The native memory behind {@link SendWorkRequests} and {@link ReceiveWorkRequests}: an array of work requests,
- * each with its own run of scatter/gather entries, linked through {@code next} once at construction. Filling a
- * batch writes the native structs in place; posting passes the first one to the verb. Nothing is allocated after
- * construction: addresses are written as 64-bit values, never as new segments.
+ * each with its own run of scatter/gather entries, linked through {@code next} as each is added (the post then
+ * takes no path that a batch's first post alone would take: such a branch, never taken while the JIT compiled the
+ * caller's loop, deoptimizes it). Filling a batch writes the native structs in place; posting passes the first one
+ * to the verb. Nothing is allocated after construction: addresses are written as 64-bit values, never as new
+ * segments.
  *
  * <p>The batch also remembers the objects its requests name (regions, address handles, windows). A post checks
  * that each is still open, so an object closed after it was added is an {@link IllegalStateException}. The objects
@@ -49,8 +51,6 @@ abstract class WorkRequestBatch implements AutoCloseable {
     private final int maxScatterGather;
     private int count;
     private int currentSges;
-    /** Whether the requests are linked as the last post left them: a batch posted again as is needs no relinking. */
-    private boolean linked;
     /** The objects the filled requests name, each run of one object once. */
     private final VerbsObject[] named;
     private int namedCount;
@@ -153,7 +153,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
         }
     }
 
-    /** Starts the next work request, zeroed but for its links; returns its byte offset in {@link #requests}. */
+    /** Starts the next work request, zeroed and linked after the previous one; returns its byte offset. */
     final long begin(long workRequestId) {
         requireOpen();
         if (count == capacity) {
@@ -161,7 +161,9 @@ abstract class WorkRequestBatch implements AutoCloseable {
         }
         long base = count * requestSize;
         MemorySegment.copy(zero, 0, requests, base, requestSize);
-        linked = false;
+        if (count > 0) {
+            requests.set(ValueLayout.JAVA_LONG, base - requestSize + nextOffset, requests.address() + base);
+        }
         requests.set(ValueLayout.JAVA_LONG, base + wrIdOffset, workRequestId);
         requests.set(ValueLayout.JAVA_LONG, base + sgListOffset,
                 sges.address() + (long) count * maxScatterGather * SGE_SIZE);
@@ -201,9 +203,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
     }
 
     /**
-     * Links the requests for a post: each to the next, the last to NULL. Links are rewritten after the batch was
-     * filled (it may hold fewer requests than last time; a store per request, no allocation), not when the same
-     * requests are posted again.
+     * Readies the batch for a post (its requests are linked as they were added) and clears {@code bad_wr}.
      *
      * @return the first request
      */
@@ -211,14 +211,6 @@ abstract class WorkRequestBatch implements AutoCloseable {
         requireOpen();
         if (count == 0) {
             throw new IllegalStateException("the batch is empty");
-        }
-        if (!linked) {
-            for (int i = 0; i < count - 1; i++) {
-                requests.set(ValueLayout.JAVA_LONG, i * requestSize + nextOffset,
-                        requests.address() + (i + 1) * requestSize);
-            }
-            requests.set(ValueLayout.JAVA_LONG, (count - 1) * requestSize + nextOffset, 0L);
-            linked = true;
         }
         badRequest.set(ValueLayout.JAVA_LONG, 0, 0L);
         return requests;
