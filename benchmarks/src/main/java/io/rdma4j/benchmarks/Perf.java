@@ -8,6 +8,7 @@ import io.rdma4j.verbs.WorkCompletions;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Arrays;
@@ -35,7 +36,7 @@ public final class Perf {
 
     static {
         try {
-            PROGRESS = java.lang.invoke.MethodHandles.lookup().findVarHandle(Perf.class, "progress", long.class);
+            PROGRESS = MethodHandles.lookup().findVarHandle(Perf.class, "progress", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -369,8 +370,8 @@ public final class Perf {
 
         Requests(Kind kind) {
             this.kind = kind;
-            unsignaled = prepared(kind, 0, false);
-            signaled = prepared(kind, options.cqModeration(), true);
+            unsignaled = prepared(0, false);
+            signaled = prepared(options.cqModeration(), true);
             phaseLast = signaled;
             startPhase(options.total());
         }
@@ -381,10 +382,10 @@ public final class Perf {
             phaseStart = posted;
             phaseEnd = end;
             int remainder = (int) ((end - posted) % options.cqModeration());
-            phaseLast = remainder == 0 ? signaled : prepared(kind, remainder, true);
+            phaseLast = remainder == 0 ? signaled : prepared(remainder, true);
         }
 
-        private SendWorkRequests prepared(Kind kind, long id, boolean signal) {
+        private SendWorkRequests prepared(long id, boolean signal) {
             SendWorkRequests batch = kind.add(new SendWorkRequests(1, 1), id).gather(endpoint.buffer(), 0,
                     options.size());
             if (signal) {

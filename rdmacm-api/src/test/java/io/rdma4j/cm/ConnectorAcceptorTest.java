@@ -134,11 +134,11 @@ class ConnectorAcceptorTest {
                         Connection c = acceptor.accept(serverOptions, TIMEOUT)
                                 .orElseThrow(() -> new AssertionError("no request"));
                         long offset = 64L * slotOf.get(c.queuePair());
-                        long client = Long.parseLong(new String(c.peerPrivateData(), StandardCharsets.US_ASCII)
-                                .substring("client ".length()).trim());
+                        String peer = new String(c.peerPrivateData(), StandardCharsets.US_ASCII);
+                        long client = Long.parseLong(peer.substring("client ".length()).trim());
                         acceptedClients.computeIfAbsent(client, k -> new CountDownLatch(1)).countDown();
                         synchronized (echoes) {
-                            echoes.add(Thread.startVirtualThread(() -> echoOnce(c, slots, offset, failures)));
+                            echoes.add(Thread.startVirtualThread(() -> echoOnce(c, peer, slots, offset, failures)));
                         }
                     }
                 } catch (Throwable t) {
@@ -190,10 +190,12 @@ class ConnectorAcceptorTest {
         return "at " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms";
     }
 
-    /** Echoes the one message that arrives in {@code slots} at {@code offset}, then waits for the disconnect. */
-    private static void echoOnce(Connection c, MemoryRegion slots, long offset,
+    /**
+     * Echoes the one message that arrives in {@code slots} at {@code offset}, then waits for the disconnect;
+     * {@code peer} is the client's private data.
+     */
+    private static void echoOnce(Connection c, String peer, MemoryRegion slots, long offset,
                                  ConcurrentLinkedQueue<Throwable> failures) {
-        String peer = new String(c.peerPrivateData(), StandardCharsets.US_ASCII);
         try (c; SendWorkRequests s = new SendWorkRequests(1, 1); WorkCompletions wc = new WorkCompletions(2)) {
             assertTrue(peer.startsWith("client "), peer);
             awaitCompletions(c, wc, 1);
