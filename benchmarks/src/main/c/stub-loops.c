@@ -1,6 +1,6 @@
 /*
- * The C baseline of HostDataPathBenchmark: the same three loops, through the inline ibv_post_send and ibv_poll_cq
- * of <infiniband/verbs.h>, against stub-provider.c (linked as libibverbs.so.1). Prints one line per case:
+ * The C baseline of HostDataPathBenchmark: the same five loops, through the inline ibv_post_send and ibv_poll_cq
+ * of <infiniband/verbs.h> and the registration verbs, against stub-provider.c (linked as libibverbs.so.1). Prints one line per case:
  *   c CASE NS_PER_OP
  * the median of ROUNDS rounds of ITERATIONS operations each (clock_gettime around a round, not an operation).
  *
@@ -9,12 +9,15 @@
 #include <infiniband/verbs.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define CHAIN 16
 
 static struct ibv_qp *qp;
 static struct ibv_cq *cq;
+static struct ibv_pd *pd;
+static char buffer[4096] __attribute__((aligned(4096)));
 static struct ibv_send_wr one, chain[CHAIN], signaled[CHAIN];
 static struct ibv_sge sge;
 static struct ibv_wc wc[CHAIN];
@@ -57,6 +60,33 @@ static void post_and_poll(void)
 	sink += acc;
 }
 
+static void register_memory(void *memory)
+{
+	struct ibv_mr *mr = ibv_reg_mr_iova2(pd, memory, 4096, (uintptr_t)memory, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr || ibv_dereg_mr(mr)) {
+		fprintf(stderr, "registration failed\n");
+		exit(1);
+	}
+}
+
+static void register_and_close(void)
+{
+	register_memory(buffer);
+}
+
+/* As allocateMemory: page-aligned, zeroed memory, registered, deregistered, freed. */
+static void allocate_and_close(void)
+{
+	void *memory;
+	if (posix_memalign(&memory, 4096, 4096)) {
+		fprintf(stderr, "posix_memalign failed\n");
+		exit(1);
+	}
+	memset(memory, 0, 4096);
+	register_memory(memory);
+	free(memory);
+}
+
 static double now(void)
 {
 	struct timespec t;
@@ -91,8 +121,7 @@ int main(int argc, char **argv)
 	int rounds = argc > 2 ? atoi(argv[2]) : 5;
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *context = ibv_open_device(list[0]);
-	struct ibv_pd *pd = ibv_alloc_pd(context);
-	static char buffer[4096];
+	pd = ibv_alloc_pd(context);
 	struct ibv_mr *mr = ibv_reg_mr_iova2(pd, buffer, sizeof(buffer), (uintptr_t)buffer, IBV_ACCESS_LOCAL_WRITE);
 	cq = ibv_create_cq(context, 64, NULL, NULL, 0);
 	struct ibv_qp_init_attr attr = {
@@ -118,6 +147,8 @@ int main(int argc, char **argv)
 	measure("postOne", post_one, iterations, rounds);
 	measure("postChainOf16", post_chain, iterations / CHAIN, rounds);
 	measure("postAndPoll16", post_and_poll, iterations / CHAIN, rounds);
+	measure("registerAndClose4K", register_and_close, iterations / CHAIN, rounds);
+	measure("allocateAndClose4K", allocate_and_close, iterations / CHAIN, rounds);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 	ibv_dereg_mr(mr);

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.Result;
@@ -60,7 +61,11 @@ public final class HostBench {
         }
     }
 
-    static final List<String> CASES = List.of("postOne", "postChainOf16", "postAndPoll16");
+    /** The data path's cases, which must allocate nothing. */
+    static final List<String> DATA_PATH = List.of("postOne", "postChainOf16", "postAndPoll16");
+    /** Every case: the data path's, then the control path's. */
+    static final List<String> CASES = Stream.concat(DATA_PATH.stream(),
+            Stream.of("registerAndClose4K", "allocateAndClose4K")).toList();
 
     private HostBench() {
     }

@@ -10,6 +10,8 @@ import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairType;
 import io.rdma4j.verbs.SendWorkRequests;
 import io.rdma4j.verbs.WorkCompletions;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -29,8 +31,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * The cost rdma4j adds to a post and a poll, without a device or an emulator: with the stub of
  * {@code src/main/c/stub-provider.c} loaded in its place ({@link StubProvider}, run by {@link HostBench}), rdma4j's own
  * {@link QueuePair#postSend} and {@link CompletionQueue#poll} call the stub's provider functions through the
- * context's ops table exactly as they call a real provider's. {@code src/main/c/stub-loops.c} runs the same three
- * loops in C against the same stub. {@code critical} switches post and poll to {@code Linker.Option.critical(false)}
+ * context's ops table exactly as they call a real provider's; likewise the registration of 4 KiB (the stub's
+ * registration is a calloc: what is left is rdma4j's own cost and the memory's). {@code src/main/c/stub-loops.c}
+ * runs the same five loops in C against the same stub. {@code critical} switches post and poll to {@code Linker.Option.critical(false)}
  * handles (each value runs in its own JVM).
  */
 @State(Scope.Thread)
@@ -55,6 +58,8 @@ public class HostDataPathBenchmark {
     private SendWorkRequests chain;
     private SendWorkRequests signaled;
     private WorkCompletions completions;
+    private ProtectionDomain pd;
+    private MemorySegment applicationMemory;
 
     /** Opens the stub device and fills the three batches once, as the C loops fill their requests once. */
     @Setup
@@ -64,7 +69,8 @@ public class HostDataPathBenchmark {
         StubProvider.loadIntoThisProcess();
         context = Device.byName("stub0").orElseThrow().open();
         cq = context.createCompletionQueue(64);
-        ProtectionDomain pd = context.allocateProtectionDomain();
+        pd = context.allocateProtectionDomain();
+        applicationMemory = Arena.ofAuto().allocate(4096, 4096);
         MemoryRegion memory = pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE));
         qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq).create();
         one = new SendWorkRequests(1, 1);
@@ -116,5 +122,17 @@ public class HostDataPathBenchmark {
             seen += n;
         }
         return acc;
+    }
+
+    /** The control path beside it: {@code registerMemory} + close of 4 KiB of the application's memory. */
+    @Benchmark
+    public void registerAndClose4K() {
+        pd.registerMemory(applicationMemory, Set.of(Access.LOCAL_WRITE)).close();
+    }
+
+    /** {@code allocateMemory(4096)} + close: the memory's allocation and zeroing, registration, deregistration. */
+    @Benchmark
+    public void allocateAndClose4K() {
+        pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE)).close();
     }
 }

@@ -24,7 +24,9 @@ class HostBenchSmokeTest {
         assertEquals(HostBench.CASES, rows.stream().map(HostBench.Row::name).toList());
         for (HostBench.Row row : rows) {
             assertTrue(row.c().median() > 0 && row.plain().median() > 0 && row.critical().median() > 0, row::toString);
-            assertTrue(row.plainBytes() < 8 && row.criticalBytes() < 8, () -> "allocates: " + row);
+            if (HostBench.DATA_PATH.contains(row.name())) {
+                assertTrue(row.plainBytes() < 8 && row.criticalBytes() < 8, () -> "allocates: " + row);
+            }
         }
     }
 }

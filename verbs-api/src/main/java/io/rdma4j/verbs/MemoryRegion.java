@@ -2,7 +2,6 @@ package io.rdma4j.verbs;
 
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_mr;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -10,8 +9,9 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Lifetime: keeps its {@link ProtectionDomain} alive. A segment given to
  * {@link ProtectionDomain#registerMemory} belongs to the caller and must stay alive until this region is closed;
- * memory from {@link ProtectionDomain#allocateMemory} belongs to the region and is freed when it is closed. Thread-safety: immutable after creation except for {@link #close()}; the keys
- * may be read from any thread.
+ * memory from {@link ProtectionDomain#allocateMemory} belongs to the region and is freed when it is closed (see
+ * there). Thread-safety: immutable after creation except for {@link #close()}; the keys may be read from any
+ * thread.
  */
 public final class MemoryRegion extends VerbsObject {
 
@@ -21,14 +21,15 @@ public final class MemoryRegion extends VerbsObject {
     private final int rkey;
 
     /**
-     * @param owned the memory's arena when the region owns it ({@link ProtectionDomain#allocateMemory}), closed
-     *              after deregistration; else {@code null}
+     * @param free frees the memory when the region owns it ({@link ProtectionDomain#allocateMemory}), run once the
+     *             region is deregistered (never if deregistration is refused: the device may still write there);
+     *             else {@code null}
      */
-    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, Arena owned) {
+    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, Runnable free) {
         super(pd, mr, ibv_mr.layout().byteSize(), Rank.MEMORY_REGION, "ibv_dereg_mr", pointer -> {
             int rc = RdmaCore.ibv_dereg_mr(pointer);
-            if (rc == 0 && owned != null) {
-                owned.close();
+            if (rc == 0 && free != null) {
+                free.run();
             }
             return rc;
         });

@@ -22,9 +22,6 @@ import java.util.Set;
  */
 public final class ProtectionDomain extends VerbsObject {
 
-    /** Registered buffers are page-aligned so that no other data shares their pages. */
-    private static final long PAGE_SIZE = 4096;
-
     private final Context context;
 
     ProtectionDomain(Context context, MemorySegment pd) {
@@ -53,7 +50,7 @@ public final class ProtectionDomain extends VerbsObject {
         return register(segment, access, null);
     }
 
-    private MemoryRegion register(MemorySegment segment, Set<Access> access, Arena owned) {
+    private MemoryRegion register(MemorySegment segment, Set<Access> access, Runnable owned) {
         Objects.requireNonNull(segment, "segment");
         Objects.requireNonNull(access, "access");
         if (!segment.isNative()) {
@@ -79,27 +76,23 @@ public final class ProtectionDomain extends VerbsObject {
 
     /**
      * Allocates {@code size} bytes of page-aligned, zeroed native memory and registers it; the region owns the
-     * memory and frees it when closed.
+     * memory and frees it when closed. Once freed, the memory belongs to no other region: its segment refuses access
+     * ({@link IllegalStateException}) from every thread, or, for regions of up to 64 KiB (which share 1 MiB slabs,
+     * freed together to save a handshake with every JVM thread per region), stays readable and writable until its
+     * slab is freed: once all regions of the slab are closed.
      *
      * @throws IllegalArgumentException if {@code size < 1}
-     * @throws RdmaException            as {@link #registerMemory}
+     * @throws RdmaException            as {@link #registerMemory}; {@code malloc} ENOMEM if the memory is exhausted
      */
     public MemoryRegion allocateMemory(long size, Set<Access> access) {
         if (size < 1) {
             throw new IllegalArgumentException("size must be at least 1 byte, not " + size);
         }
-        Arena arena = Arena.ofShared();
-        MemorySegment memory;
+        RegionMemory.Allocation memory = RegionMemory.SHARED.allocate(size);
         try {
-            memory = arena.allocate(size, PAGE_SIZE);
-        } catch (OutOfMemoryError e) {
-            arena.close();
-            throw RdmaException.of("malloc", RdmaCore.ENOMEM(), size + " bytes for a region");
-        }
-        try {
-            return register(memory, access, arena);
+            return register(memory.segment(), access, memory.free());
         } catch (RuntimeException e) {
-            arena.close();
+            memory.free().run();
             throw e;
         }
     }
