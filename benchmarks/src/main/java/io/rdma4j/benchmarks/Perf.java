@@ -296,7 +296,7 @@ public final class Perf {
     private void idle(String awaited) {
         if (stalled) {
             throw new IllegalStateException("waited 30 s for " + awaited + " after " + received + " receives and "
-                    + retired + " sends: is the peer gone?");
+                    + retired + " sends: is the peer gone?" + endpoint.tcpQueues());
         }
     }
 

@@ -13,10 +13,14 @@ import io.rdma4j.verbs.QueuePairCapabilities;
 import io.rdma4j.verbs.ReceiveWorkRequests;
 import io.rdma4j.verbs.SendWorkRequests;
 import io.rdma4j.verbs.WorkCompletions;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -121,6 +125,43 @@ final class PerfEndpoint implements AutoCloseable {
     /** The device's name. */
     String deviceName() {
         return connection.context().device().name();
+    }
+
+    /**
+     * What the kernel's TCP holds for this connection, for a stall's report: iWARP runs over TCP, and bytes left
+     * unread there (the provider did not take what arrived) or unsent name the side that stopped moving data. From
+     * {@code /proc/net/tcp} and {@code tcp6}; empty where the connection is not TCP (RoCE) or nothing matches.
+     */
+    String tcpQueues() {
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+            try {
+                String found = tcpQueues(Files.readAllLines(Path.of(table)), connection.localAddress().getPort(),
+                        connection.peerAddress().getPort());
+                if (!found.isEmpty()) {
+                    return found;
+                }
+            } catch (IOException e) {
+                // Not Linux, or no such table: nothing to add.
+            }
+        }
+        return "";
+    }
+
+    /** {@link #tcpQueues()} from the lines of a {@code /proc/net/tcp} table. */
+    static String tcpQueues(List<String> table, int localPort, int peerPort) {
+        String local = ":%04X".formatted(localPort);
+        String peer = ":%04X".formatted(peerPort);
+        for (String line : table) {
+            // sl local_address rem_address st tx_queue:rx_queue ...
+            String[] f = line.trim().split("\\s+");
+            if (f.length > 4 && f[1].endsWith(local) && f[2].endsWith(peer)) {
+                String[] queues = f[4].split(":");
+                return " (its TCP connection" + ("01".equals(f[3]) ? "" : ", state 0x" + f[3]) + ": "
+                        + Long.parseLong(queues[1], 16) + " bytes received and not read, "
+                        + Long.parseLong(queues[0], 16) + " not sent)";
+            }
+        }
+        return "";
     }
 
     /** Waits (up to {@code timeout}) until the peer disconnects: the passive side of READ and WRITE tests. */

@@ -143,4 +143,19 @@ class PerfReportTest {
         assertEquals("steady state 20.00 µs; within 10% of it from iteration 3,001 on", LabReport.steadiness(curve));
         assertEquals("too short to tell", LabReport.steadiness(curve.subList(0, 5000)));
     }
+
+    @Test
+    void aStallReportNamesWhatTcpHoldsForTheConnection() {
+        // /proc/net/tcp of the lab guest: a listener, then both ends of 198.51.100.1:21008 <-> :51232.
+        List<String> table = List.of(
+                "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
+                "   0: 00000000:5210 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1171 1",
+                "   1: 016433C6:5210 016433C6:C820 01 00000000:00000020 00:00000000 00000000     0        0 1225 1",
+                "   2: 016433C6:C820 016433C6:5210 01 00000044:00000000 00:00000000 00000000     0        0 1226 1");
+        assertEquals(" (its TCP connection: 32 bytes received and not read, 0 not sent)",
+                PerfEndpoint.tcpQueues(table, 21008, 51232));
+        assertEquals(" (its TCP connection: 0 bytes received and not read, 68 not sent)",
+                PerfEndpoint.tcpQueues(table, 51232, 21008));
+        assertEquals("", PerfEndpoint.tcpQueues(table, 21008, 1));
+    }
 }
