@@ -30,8 +30,8 @@ import java.util.Optional;
  * {@code [0, size)}, the place the peer writes or sends to at {@code [slot, slot + size)}, and the hello. Both sides
  * allocate the buffer and post their receives before the connect request or the accept leaves (iWARP ends a
  * connection whose peer sends to a queue without receives), then exchange hellos with their buffer's address and
- * key, the client first ({@link #exchangeHellos}). Closing closes the buffer, then the connection (then, on the server, the listener).
- * Single-threaded.
+ * key, the client first ({@link #exchangeHellos}). Closing closes the buffer, then the connection (then, on the
+ * server, the listener). Single-threaded.
  */
 final class PerfEndpoint implements AutoCloseable {
 

@@ -50,7 +50,7 @@ public final class ProtectionDomain extends VerbsObject {
         return register(segment, access, null);
     }
 
-    private MemoryRegion register(MemorySegment segment, Set<Access> access, Runnable owned) {
+    private MemoryRegion register(MemorySegment segment, Set<Access> access, Runnable free) {
         Objects.requireNonNull(segment, "segment");
         Objects.requireNonNull(access, "access");
         if (!segment.isNative()) {
@@ -71,7 +71,7 @@ public final class ProtectionDomain extends VerbsObject {
                     : segment.byteSize() + " bytes at 0x" + Long.toHexString(segment.address());
             throw RdmaException.of("ibv_reg_mr_iova2", errno, hint);
         }
-        return new MemoryRegion(this, mr, segment, owned);
+        return new MemoryRegion(this, mr, segment, free);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.rdma4j.verbs;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The memory of {@link ProtectionDomain#allocateMemory}: page-aligned and zeroed, each allocation in a shared
@@ -35,8 +36,21 @@ final class RegionMemory {
     /** Slabs not yet freed, guarded by this. */
     private int openSlabs;
 
-    /** Page-aligned, zeroed memory and what frees it (once). */
+    /**
+     * Page-aligned, zeroed memory and what frees it: once, however often it runs (a region whose parent closed while
+     * it was made frees its memory as it is destroyed, and its maker again as it fails).
+     */
     record Allocation(MemorySegment segment, Runnable free) {
+
+        Allocation {
+            AtomicBoolean freed = new AtomicBoolean();
+            Runnable action = free;
+            free = () -> {
+                if (freed.compareAndSet(false, true)) {
+                    action.run();
+                }
+            };
+        }
     }
 
     /**

@@ -72,4 +72,22 @@ class RegionMemoryTest {
         memory.allocate(1).free().run();
         assertEquals(1, memory.openSlabs(), "the first slab, full and unused, was freed as the second opened");
     }
+
+    @Test
+    void freeingTwiceFreesOnce() {
+        RegionMemory.Allocation twice = memory.allocate(4096);
+        List<RegionMemory.Allocation> rest = new ArrayList<>();
+        for (int i = 1; i < PER_SLAB; i++) {
+            rest.add(memory.allocate(4096));
+        }
+        memory.allocate(4096).free().run();
+        RegionMemory.Allocation live = rest.removeLast();
+        rest.forEach(a -> a.free().run());
+        twice.free().run();
+        twice.free().run();
+        assertEquals(2, memory.openSlabs(), "a second free must not count for the live allocation");
+        live.segment().set(ValueLayout.JAVA_BYTE, 0, (byte) 1);
+        live.free().run();
+        assertEquals(1, memory.openSlabs());
+    }
 }
