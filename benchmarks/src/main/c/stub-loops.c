@@ -1,6 +1,7 @@
 /*
  * The C baseline of HostDataPathBenchmark: the same five loops, through the inline ibv_post_send and ibv_poll_cq
- * of <infiniband/verbs.h> and the registration verbs, against stub-provider.c (linked as libibverbs.so.1). Prints one line per case:
+ * of <infiniband/verbs.h> and the registration verbs, against stub-provider.c (linked as libibverbs.so.1). Prints
+ * one line per case:
  *   c CASE NS_PER_OP
  * the median of ROUNDS rounds of ITERATIONS operations each (clock_gettime around a round, not an operation).
  *

@@ -33,8 +33,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@link QueuePair#postSend} and {@link CompletionQueue#poll} call the stub's provider functions through the
  * context's ops table exactly as they call a real provider's; likewise the registration of 4 KiB (the stub's
  * registration is a calloc: what is left is rdma4j's own cost and the memory's). {@code src/main/c/stub-loops.c}
- * runs the same five loops in C against the same stub. {@code critical} switches post and poll to {@code Linker.Option.critical(false)}
- * handles (each value runs in its own JVM).
+ * runs the same five loops in C against the same stub. {@code critical} switches post and poll to
+ * {@code Linker.Option.critical(false)} handles (each value runs in its own JVM).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)

@@ -62,12 +62,7 @@ final class RegionMemory {
         try {
             if (size > SLAB_LIMIT) {
                 Arena arena = Arena.ofShared();
-                try {
-                    return new Allocation(arena.allocate(size, PAGE_SIZE), arena::close);
-                } catch (OutOfMemoryError e) {
-                    arena.close();
-                    throw e;
-                }
+                return new Allocation(allocateIn(arena, size), arena::close);
             }
             synchronized (this) {
                 long pages = (size + PAGE_SIZE - 1) & -PAGE_SIZE;
@@ -86,6 +81,16 @@ final class RegionMemory {
         }
     }
 
+    /** Page-aligned, zeroed memory from the new {@code arena}, which is closed if it cannot have it. */
+    private static MemorySegment allocateIn(Arena arena, long size) {
+        try {
+            return arena.allocate(size, PAGE_SIZE);
+        } catch (OutOfMemoryError e) {
+            arena.close();
+            throw e;
+        }
+    }
+
     /** Slabs allocated and not yet freed. */
     synchronized int openSlabs() {
         return openSlabs;
@@ -100,12 +105,7 @@ final class RegionMemory {
         private boolean retired;
 
         Slab() {
-            try {
-                memory = arena.allocate(SLAB_SIZE, PAGE_SIZE);
-            } catch (OutOfMemoryError e) {
-                arena.close();
-                throw e;
-            }
+            memory = allocateIn(arena, SLAB_SIZE);
             openSlabs++;
         }
 
