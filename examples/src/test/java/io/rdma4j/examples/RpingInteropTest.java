@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.rdma4j.cm.ConnectionOptions;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -85,6 +86,10 @@ class RpingInteropTest {
         assertEquals(7174, o.port());
         assertEquals(64, o.size());
         assertEquals(0, o.count());
+        ConnectionOptions setup = Rping.connectionSetup().build();
+        assertEquals(7, setup.retryCount(), "rping_init_conn_param's retry_count");
+        assertEquals(7, setup.rnrRetryCount(), "rping_init_conn_param's rnr_retry_count");
+        assertEquals(1, setup.readDepth(), "rping's responder_resources and initiator_depth");
         assertTrue(assertThrowsMessage("-s", "-S", "25").contains("Invalid size 25"));
         assertTrue(assertThrowsMessage("-c").contains("-a"));
         assertTrue(assertThrowsMessage("-x").contains("unknown option -x"));
