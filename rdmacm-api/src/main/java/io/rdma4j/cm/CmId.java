@@ -99,7 +99,6 @@ public final class CmId implements AutoCloseable {
                     MemorySegment errno = Errno.state();
                     return ExportedConnectionManager.rdma_destroy_id(errno, pointer) == 0 ? 0 : Errno.get(errno);
                 });
-        resource.owner(this);
         resource.cleanedBy(VerbsInternals.access().cleaner(), this);
     }
 

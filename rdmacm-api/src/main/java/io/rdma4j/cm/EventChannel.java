@@ -58,7 +58,6 @@ public final class EventChannel implements AutoCloseable {
         int watched = fd;
         // Threads waiting in next() look again once the channel is gone (closed by anyone), and find it closed.
         resource.afterClose(() -> Poller.instance().wakeAll(watched));
-        resource.owner(this);
         resource.cleanedBy(VerbsInternals.access().cleaner(), this);
     }
 

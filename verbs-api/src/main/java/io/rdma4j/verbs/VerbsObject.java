@@ -48,9 +48,11 @@ abstract class VerbsObject implements AutoCloseable {
     private List<Object> used;
     /**
      * The open children, kept reachable while this object is; each leaves the map when its C object is destroyed.
-     * Made when the first child is (regions and queue pairs never have any).
+     * Made when the first child is (regions and queue pairs never have any), with the one weak reference to it that
+     * its children's native sides hold.
      */
     private volatile Map<NativeResource, VerbsObject> children;
+    private WeakReference<Map<NativeResource, VerbsObject>> childrenRef;
 
     /**
      * Wraps a C object that was just created under {@code parent}.
@@ -63,46 +65,29 @@ abstract class VerbsObject implements AutoCloseable {
         this.resource = new NativeResource(parent == null ? null : parent.resource, pointer, size, rank.ordinal(),
                 getClass().getSimpleName(), destroyVerb, destroyer);
         this.borrowed = destroyer == null;
-        resource.owner(this);
         if (parent != null) {
-            keepChild(parent.childMap(), resource, this);
+            parent.keepChild(resource, this);
         }
         if (!borrowed) {
             resource.cleanedBy(CLEANER, this);
         }
     }
 
-    /**
-     * Puts {@code child} into its parent's {@code children} until its C object is destroyed. Static, so that the
-     * removal action (held by the child's Cleaner action) captures neither Java object, and the map only weakly:
-     * a strong path from a Cleaner action to an object would keep that object from ever being reclaimed.
-     */
-    private static void keepChild(Map<NativeResource, VerbsObject> children, NativeResource resource,
-                                  VerbsObject child) {
-        children.put(resource, child);
-        WeakReference<Map<NativeResource, VerbsObject>> weak = new WeakReference<>(children);
-        resource.afterClose(() -> {
-            Map<NativeResource, VerbsObject> map = weak.get();
-            if (map != null) {
-                map.remove(resource);
-            }
-        });
-        if (resource.isClosed()) {
-            children.remove(resource); // closed with its parent before the action was in place
-        }
-    }
-
-    private Map<NativeResource, VerbsObject> childMap() {
+    /** Keeps {@code child} reachable until its C object is destroyed (see NativeResource#keptIn). */
+    private void keepChild(NativeResource resource, VerbsObject child) {
         Map<NativeResource, VerbsObject> map = children;
         if (map == null) {
             synchronized (this) {
                 map = children;
                 if (map == null) {
-                    children = map = new ConcurrentHashMap<>();
+                    map = new ConcurrentHashMap<>();
+                    childrenRef = new WeakReference<>(map);
+                    children = map;
                 }
             }
         }
-        return map;
+        map.put(resource, child);
+        resource.keptIn(childrenRef);
     }
 
     /** Wraps a C object that another library owns and destroys: {@link #close()} is refused, no Cleaner runs. */
@@ -228,6 +213,19 @@ abstract class VerbsObject implements AutoCloseable {
 
     /** The live descendant of type {@code type} whose C pointer is {@code address}, or {@code null}. */
     final <T extends VerbsObject> T findDescendant(long address, Class<T> type) {
-        return resource.findDescendant(address, type);
+        Map<NativeResource, VerbsObject> map = children;
+        if (map == null) {
+            return null;
+        }
+        for (VerbsObject child : map.values()) {
+            if (child.resource.address() == address && type.isInstance(child) && child.resource.isUsable()) {
+                return type.cast(child);
+            }
+            T below = child.findDescendant(address, type);
+            if (below != null) {
+                return below;
+            }
+        }
+        return null;
     }
 }

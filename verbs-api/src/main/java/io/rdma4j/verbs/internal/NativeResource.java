@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -67,7 +68,11 @@ public final class NativeResource implements Runnable {
     private List<NativeResource> users;
     /** What this object uses; it leaves their {@link #users} when destroyed. */
     private List<NativeResource> used;
-    private volatile WeakReference<Object> owner;
+    /**
+     * The map of its parent's Java object that keeps this object's Java object reachable, held weakly (a strong path
+     * from a Cleaner action to a Java object would keep it from ever being reclaimed); left once destroyed.
+     */
+    private volatile WeakReference<? extends Map<NativeResource, ?>> keptIn;
     /** Run once the C object is destroyed, however it was closed (by its owner, its parent or the Cleaner). */
     private List<Runnable> afterClose;
     /** The registration with the Cleaner, unregistered once the C object is destroyed. */
@@ -77,6 +82,11 @@ public final class NativeResource implements Runnable {
     private boolean closed;
     /** Whether a thread is inside {@link #close} for this object; guarded by this. */
     private boolean closeInProgress;
+    /**
+     * Whether a thread waits for that close; guarded by this. Notified only then: {@code notifyAll} inflates the
+     * object's monitor, which cost every close of a region ~5% of a register + close (host, JMH's stack profiler).
+     */
+    private boolean closeAwaited;
     /** Calls in progress on this object or naming it (see {@link #pin}). */
     private volatile int pins;
     /** Set before a close checks {@link #pins}, and kept once closed; a pin that sees it backs off. */
@@ -106,14 +116,29 @@ public final class NativeResource implements Runnable {
         this.createdAt = TRACK_CREATION ? new Throwable(kind + " created here") : null;
         this.handle = Pointers.at(address, size);
         if (parent != null && !parent.adopt(this)) {
-            destroyer.destroy(MemorySegment.ofAddress(address));
+            destroyer.destroy(handle);
             throw new IllegalStateException(parent.kind + " was closed while a " + kind + " was created under it");
         }
     }
 
-    /** Links the Java object, weakly, for {@link #findDescendant}. */
-    public void owner(Object object) {
-        owner = new WeakReference<>(object);
+    /**
+     * Records that {@code map} (its parent's Java object's) holds this object's Java object under this resource, and
+     * takes it out of the map once the C object is destroyed, however it is closed. One weak reference per map, not
+     * per object: creating and closing regions and queue pairs is a rate that applications measure.
+     */
+    public void keptIn(WeakReference<? extends Map<NativeResource, ?>> map) {
+        keptIn = map;
+        if (isClosed()) {
+            leaveMap(); // closed with its parent before the map was known
+        }
+    }
+
+    private void leaveMap() {
+        WeakReference<? extends Map<NativeResource, ?>> ref = keptIn;
+        Map<NativeResource, ?> map = ref == null ? null : ref.get();
+        if (map != null) {
+            map.remove(this);
+        }
     }
 
     /**
@@ -211,6 +236,15 @@ public final class NativeResource implements Runnable {
         return address;
     }
 
+    /**
+     * The C address's hash: sets and maps of resources (a domain's children) hash them on every create and close, and
+     * the identity hash, made on first use, was ~8% of a register + close. Equality stays identity.
+     */
+    @Override
+    public int hashCode() {
+        return Long.hashCode(address);
+    }
+
     /** The kind and address, e.g. {@code MemoryRegion@0x55d0c1a0}, for messages. */
     private String name() {
         return kind + "@0x" + Long.toHexString(address);
@@ -269,7 +303,10 @@ public final class NativeResource implements Runnable {
         } finally {
             synchronized (this) {
                 closeInProgress = false;
-                notifyAll();
+                if (closeAwaited) {
+                    closeAwaited = false;
+                    notifyAll();
+                }
             }
         }
     }
@@ -279,6 +316,7 @@ public final class NativeResource implements Runnable {
         boolean interrupted = false;
         while (closeInProgress) {
             try {
+                closeAwaited = true;
                 wait();
             } catch (InterruptedException e) {
                 interrupted = true;
@@ -302,7 +340,7 @@ public final class NativeResource implements Runnable {
                         + " it runs (a verb on another thread, a post whose requests name it, or an extended poll or"
                         + " send between start and end)");
             }
-            destroyRc = destroyer == null ? 0 : destroyer.destroy(MemorySegment.ofAddress(address));
+            destroyRc = destroyer == null ? 0 : destroyer.destroy(handle);
         } catch (RuntimeException failed) {
             closing = false;
             synchronized (this) {
@@ -339,6 +377,7 @@ public final class NativeResource implements Runnable {
                 other.release(this);
             }
         }
+        leaveMap();
         if (actions != null) {
             actions.forEach(Runnable::run);
         }
@@ -374,18 +413,6 @@ public final class NativeResource implements Runnable {
         } catch (RuntimeException e) {
             LOG.warn("{} could not be closed", name, e);
         }
-    }
-
-    /** The live Java object of type {@code type} below this one whose C pointer is {@code address}, or null. */
-    public <T> T findDescendant(long address, Class<T> type) {
-        for (NativeResource d : liveDescendants()) {
-            WeakReference<Object> ref = d.owner;
-            Object object = ref == null ? null : ref.get();
-            if (d.address == address && type.isInstance(object)) {
-                return type.cast(object);
-            }
-        }
-        return null;
     }
 
     /**
