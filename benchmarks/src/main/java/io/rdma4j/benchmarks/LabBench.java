@@ -26,16 +26,18 @@ import java.util.stream.Stream;
  *
  * <pre>
  * LabBench --results DIR [--rounds 3] [--devices rxe0=192.0.2.1,siw0=198.51.100.1] [--environment TEXT] [--quick]
- *          [--no-pin] [--registration-only]
+ *          [--no-pin] [--only latency|bandwidth|registration]
  * </pre>
  */
 public final class LabBench {
 
-    /**
-     * Latency tests run this many unmeasured iterations first on the Java side, bandwidth tests as many as they
-     * measure (see the report).
-     */
+    /** Latency tests run this many unmeasured iterations first on the Java side (see the report). */
     static final int LATENCY_WARMUP = 20_000;
+    /**
+     * Bandwidth tests post this many unmeasured requests (of at most 4 KiB) first on the Java side: with as many as
+     * they measure (5,000 of 4 KiB), the JIT still compiled the loop during the measured run.
+     */
+    static final int BANDWIDTH_WARMUP = 50_000;
     /** Registrations and queue pairs that Registration and registration.c make unmeasured first (see the report). */
     static final int REGISTRATION_WARMUP = 10_000;
     /** Seconds each registration loop runs unmeasured, then counted. */
@@ -64,7 +66,8 @@ public final class LabBench {
     private final String environment;
     private final boolean quick;
     private final boolean pin;
-    private final boolean registrationOnly;
+    /** The one part to run (latency, bandwidth or registration), or null for all. */
+    private final String only;
     private final Path cyclesLibrary;
     private final Path registrationProgram;
     private final List<Sample> samples = new ArrayList<>();
@@ -73,14 +76,14 @@ public final class LabBench {
     private int port = 19000;
 
     private LabBench(Path results, int rounds, Map<String, String> devices, String environment, boolean quick,
-                     boolean pin, boolean registrationOnly) throws IOException, InterruptedException {
+                     boolean pin, String only) throws IOException, InterruptedException {
         this.results = results;
         this.rounds = rounds;
         this.devices = devices;
         this.environment = environment;
         this.quick = quick;
         this.pin = pin;
-        this.registrationOnly = registrationOnly;
+        this.only = only;
         Path natives = results.resolve("native");
         this.cyclesLibrary = Cycles.build(natives);
         this.registrationProgram = natives.resolve("registration");
@@ -98,7 +101,7 @@ public final class LabBench {
         String environment = "";
         boolean quick = false;
         boolean pin = true;
-        boolean registrationOnly = false;
+        String only = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--results" -> results = Path.of(args[++i]);
@@ -106,7 +109,12 @@ public final class LabBench {
                 case "--environment" -> environment = args[++i];
                 case "--quick" -> quick = true;
                 case "--no-pin" -> pin = false;
-                case "--registration-only" -> registrationOnly = true;
+                case "--only" -> {
+                    only = args[++i];
+                    if (!List.of("latency", "bandwidth", "registration").contains(only)) {
+                        throw new IllegalArgumentException("--only takes latency, bandwidth or registration, not " + only);
+                    }
+                }
                 case "--devices" -> {
                     devices.clear();
                     for (String d : args[++i].split(",")) {
@@ -122,20 +130,25 @@ public final class LabBench {
         }
         String pinning = pin ? "; server on CPU 0, client on CPU 1 (taskset)" : "; not pinned";
         LabBench bench = new LabBench(results, rounds, devices, environment + pinning, quick, pin,
-                registrationOnly);
+                only);
         bench.run();
         System.exit(bench.failures.isEmpty() ? 0 : 1);
+    }
+
+    /** Whether {@code part} (latency, bandwidth or registration) is to run. */
+    private boolean runs(String part) {
+        return only == null || only.equals(part);
     }
 
     /** The cases: perftest's latency tests at 8 B, 64 B, 4 KiB; its bandwidth tests at 64 B to 1 MiB. */
     List<Case> cases() {
         List<Case> cases = new ArrayList<>();
-        for (Test t : List.of(Test.SEND_LAT, Test.WRITE_LAT, Test.READ_LAT)) {
+        for (Test t : runs("latency") ? List.of(Test.SEND_LAT, Test.WRITE_LAT, Test.READ_LAT) : List.<Test>of()) {
             for (int size : quick ? new int[] {64} : new int[] {8, 64, 4096}) {
                 cases.add(new Case(t, size, quick ? 1000 : 10_000));
             }
         }
-        for (Test t : List.of(Test.WRITE_BW, Test.SEND_BW, Test.READ_BW)) {
+        for (Test t : runs("bandwidth") ? List.of(Test.WRITE_BW, Test.SEND_BW, Test.READ_BW) : List.<Test>of()) {
             for (int size : quick ? new int[] {4096} : new int[] {64, 4096, 65536, 1 << 20}) {
                 int iterations = size <= 64 ? 20_000 : size <= 4096 ? 5000 : size <= 65536 ? 1000 : 100;
                 cases.add(new Case(t, size, quick ? iterations / 10 : iterations));
@@ -150,15 +163,17 @@ public final class LabBench {
             for (Map.Entry<String, String> device : devices.entrySet()) {
                 String dev = device.getKey();
                 log("round " + round + "/" + rounds + " on " + dev + " (" + order.getFirst() + " first)");
-                for (String side : order) {
-                    registration(round, dev, side);
+                if (runs("registration")) {
+                    for (String side : order) {
+                        registration(round, dev, side);
+                    }
                 }
-                for (Case c : registrationOnly ? List.<Case>of() : cases()) {
+                for (Case c : cases()) {
                     for (String side : order) {
                         pair(round, dev, device.getValue(), c, side);
                     }
                 }
-                if (round == 1 && !registrationOnly) {
+                if (round == 1 && runs("latency")) {
                     for (String side : List.of("C", "Java")) {
                         warmupCurve(dev, device.getValue(), side);
                     }
@@ -202,7 +217,8 @@ public final class LabBench {
             options.addAll(List.of("-r", Integer.toString(SEND_BW_RECEIVE_DEPTH)));
         }
         String label = round + "-" + device + "-" + c.name().replace(' ', '-') + "-" + side;
-        int warmup = side.equals("C") ? 0 : c.test().latency() ? LATENCY_WARMUP : c.iterations();
+        int warmup = side.equals("C") ? 0 : c.test().latency() ? LATENCY_WARMUP
+                : quick ? c.iterations() : BANDWIDTH_WARMUP;
         PerftestOutput out = runPair(device, address, c.test(), options, side, label, warmup);
         if (out == null) {
             return;

@@ -75,15 +75,15 @@ final class LabReport {
                 C is perftest (`ib_*_lat`, `ib_*_bw` with `-R`) and `registration.c`; Java is rdma4j's `Perf` (the \
                 same loops and options, the same cycle counter and the same statistics) and `Registration`. Each \
                 value is the median of the rounds; spread is lowest to highest round as ± %% of that median. Java's \
-                runs do unmeasured iterations first (`-w`: %,d for latency, as many as measured for bandwidth, all \
-                retired and the JVM's compiler threads idle before the clock starts); perftest has no such option, \
+                runs do unmeasured iterations first (`-w`: %,d for latency, %,d requests of at most 4 KiB for \
+                bandwidth, all retired and the JVM's compiler threads idle before the clock starts); perftest has no such option, \
                 and its first iterations are in its figures. The warm-up table shows what the JIT costs from the \
                 first iteration. Both registration programs first register 4 KiB and create a queue pair %,d times \
                 each, unmeasured (Java then waits for its compiler threads to go idle), then run each loop %d s \
                 unmeasured and count it for %d s.
 
-                """.formatted(LabBench.LATENCY_WARMUP, LabBench.REGISTRATION_WARMUP, LabBench.REGISTRATION_SECONDS,
-                LabBench.REGISTRATION_SECONDS));
+                """.formatted(LabBench.LATENCY_WARMUP, LabBench.BANDWIDTH_WARMUP, LabBench.REGISTRATION_WARMUP,
+                LabBench.REGISTRATION_SECONDS, LabBench.REGISTRATION_SECONDS));
         section(md, "Latency (µs, lower is better)", "µs");
         section(md, "Bandwidth (MB/s = 2^20 bytes/s) and message rate (Mpps), higher is better", "MB/s", "Mpps");
         section(md, "Control path: operations per second, higher is better", "ops/s");

@@ -46,6 +46,8 @@ public final class Perf {
     private static final long STALL_NANOS = Duration.ofSeconds(30).toNanos();
     /** About how many requests one phase of a bandwidth warm-up posts (rounded up to whole moderation rounds). */
     private static final int WARMUP_PHASE = 1000;
+    /** The largest message of a bandwidth warm-up (see {@link #bandwidth}). */
+    static final int WARMUP_SIZE = 4096;
 
     private final PerfOptions options;
     private final PerfEndpoint endpoint;
@@ -125,12 +127,13 @@ public final class Perf {
             return;
         }
         RemoteBuffer peer = endpoint.peer();
+        Kind kind = switch (options.test()) {
+            case SEND_LAT, SEND_BW -> (b, id) -> b.send(id);
+            case WRITE_LAT, WRITE_BW -> (b, id) -> b.rdmaWrite(id, peer.address(), peer.rkey());
+            case READ_LAT, READ_BW -> (b, id) -> b.rdmaRead(id, peer.address(), peer.rkey());
+        };
         Thread watchdog = startWatchdog();
-        try (Requests requests = switch (options.test()) {
-            case SEND_LAT, SEND_BW -> new Requests((b, id) -> b.send(id));
-            case WRITE_LAT, WRITE_BW -> new Requests((b, id) -> b.rdmaWrite(id, peer.address(), peer.rkey()));
-            case READ_LAT, READ_BW -> new Requests((b, id) -> b.rdmaRead(id, peer.address(), peer.rkey()));
-        }) {
+        try (Requests requests = new Requests(kind, options.size())) {
             switch (options.test()) {
                 case SEND_LAT -> report(sendLatency(requests), true);
                 case WRITE_LAT -> report(writeLatency(requests), true);
@@ -139,10 +142,10 @@ public final class Perf {
                     if (options.isServer()) {
                         receiveBandwidth();
                     } else {
-                        bandwidth(requests);
+                        bandwidth(kind, requests);
                     }
                 }
-                case WRITE_BW, READ_BW -> bandwidth(requests);
+                case WRITE_BW, READ_BW -> bandwidth(kind, requests);
             }
         } finally {
             watchdog.interrupt();
@@ -221,14 +224,19 @@ public final class Perf {
      * the warm-up's end, as an uncommon trap: the loop was deoptimized and the measured run began interpreted until
      * it was compiled again (measured: about a second of a 20,000-request run under emulation). Between warm-up and
      * run, the JIT finishes what the warm-up gave it ({@link JitQuiet}, at most 10 s: a SEND's receiver gives up
-     * after 30).
+     * after 30). The warm-up's requests carry at most {@link #WARMUP_SIZE} bytes: the JIT needs tens of thousands of
+     * passes through the loop whatever the size (fewer, and it compiles during the measured run, on the CPU the loop
+     * runs on), and the Java code does not depend on the size; tens of thousands of 1 MiB transfers would take
+     * minutes under emulation.
      */
-    private void bandwidth(Requests requests) throws InterruptedException {
+    private void bandwidth(Kind kind, Requests requests) throws InterruptedException {
         int phase = options.cqModeration() * Math.ceilDiv(WARMUP_PHASE, options.cqModeration());
-        for (int end = 0; end < options.warmup(); ) {
-            end = Math.min(options.warmup(), end + phase);
-            requests.startPhase(end);
-            keepInFlight(requests, end);
+        try (Requests warmup = new Requests(kind, Math.min(options.size(), WARMUP_SIZE))) {
+            for (int end = 0; end < options.warmup(); ) {
+                end = Math.min(options.warmup(), end + phase);
+                warmup.startPhase(end);
+                keepInFlight(warmup, end);
+            }
         }
         if (options.warmup() > 0) {
             JitQuiet.await(Duration.ofSeconds(10));
@@ -355,7 +363,7 @@ public final class Perf {
     }
 
     /**
-     * The test's request in prepared batches of one: unsignaled, signaled (retiring {@code -Q} requests), and the last
+     * The test's request, of {@code size} bytes, in prepared batches of one: unsignaled, signaled (retiring {@code -Q} requests), and the last
      * of the current phase (retiring what is left of it: the signaled batch when the phase is whole moderation
      * rounds), so that the loops post without building anything. Moderation counts within a phase; a phase ends with
      * nothing in flight. Latency tests run warm-up and measurement as one phase.
@@ -368,8 +376,11 @@ public final class Perf {
         private long phaseStart;
         private long phaseEnd;
 
-        Requests(Kind kind) {
+        private final int size;
+
+        Requests(Kind kind, int size) {
             this.kind = kind;
+            this.size = size;
             unsignaled = prepared(0, false);
             signaled = prepared(options.cqModeration(), true);
             phaseLast = signaled;
@@ -386,12 +397,11 @@ public final class Perf {
         }
 
         private SendWorkRequests prepared(long id, boolean signal) {
-            SendWorkRequests batch = kind.add(new SendWorkRequests(1, 1), id).gather(endpoint.buffer(), 0,
-                    options.size());
+            SendWorkRequests batch = kind.add(new SendWorkRequests(1, 1), id).gather(endpoint.buffer(), 0, size);
             if (signal) {
                 batch.signaled();
             }
-            if (options.size() <= options.inlineSize() && !options.test().reads()) {
+            if (size <= options.inlineSize() && !options.test().reads()) {
                 batch.inline();
             }
             return batch;

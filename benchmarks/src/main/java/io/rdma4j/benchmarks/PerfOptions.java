@@ -24,7 +24,8 @@ import java.util.Locale;
  * @param unsorted          {@code -U}, print every iteration's latency in order (latency tests)
  * @param warmup            {@code -w} (rdma4j's own; perftest has none for these tests), iterations run before
  *                          the measured ones and left out of the report (default 0): the JIT's compiling is then
- *                          done before the clock starts. Both sides must be given the same.
+ *                          done before the clock starts. A bandwidth test's warm-up requests carry at most 4 KiB.
+ *                          Both sides must be given the same.
  */
 record PerfOptions(Test test, InetAddress server, int port, int size, int iterations, int txDepth, int cqModeration,
                    int rxDepth, int inlineSize, int outstandingReads, boolean unsorted, int warmup) {
@@ -84,7 +85,8 @@ record PerfOptions(Test test, InetAddress server, int port, int size, int iterat
             \t-I size\t\tsend messages up to SIZE bytes inline (default 0)
             \t-o reads\tRDMA READs in flight (default 16)
             \t-U\t\tprint every iteration's latency in order
-            \t-w iters\twarm-up iterations before the measured ones (default 0; give both sides the same)""";
+            \t-w iters\twarm-up iterations before the measured ones, of at most 4 KiB in bandwidth tests (default 0;
+            \t\t\tgive both sides the same)""";
 
     /** Parses perftest-style arguments. */
     static PerfOptions parse(String... args) {

@@ -40,7 +40,8 @@ class PerfDeviceTest {
         String name = test.command();
         // All receives are posted before the first SEND (-r above -n + -w): iWARP has no receiver-not-ready retry, and
         // a sender that outruns the receiver's reposting ends the connection (perftest's send_bw alike).
-        List<String> options = new ArrayList<>(List.of(name, "-s", test.latency() ? "64" : "4096", "-n", "300", "-w",
+        // Bandwidth tests above 4 KiB warm up with requests of their own, 4 KiB each (Perf.WARMUP_SIZE).
+        List<String> options = new ArrayList<>(List.of(name, "-s", test.latency() ? "64" : "8192", "-n", "300", "-w",
                 "50", "-r", "512", "-p", Integer.toString(++port)));
         if (!test.latency()) {
             options.addAll(List.of("-t", "16", "-Q", "4"));
