@@ -100,13 +100,15 @@ final class LabReport {
     }
 
     private void section(StringBuilder md, String title, String... units) {
-        md.append("## ").append(title).append("\n\n")
-                .append("| device | test | metric | C | Java | Java/C | C spread | Java spread | target | met |\n")
+        md.append("## ").append(title).append("\n\n");
+        List<Row> rows = table.stream().filter(r -> List.of(units).contains(r.first().unit())).toList();
+        if (rows.isEmpty()) {
+            md.append("Not measured.\n\n");
+            return;
+        }
+        md.append("| device | test | metric | C | Java | Java/C | C spread | Java spread | target | met |\n")
                 .append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
-        for (Row r : table) {
-            if (!List.of(units).contains(r.first().unit())) {
-                continue;
-            }
+        for (Row r : rows) {
             md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %s |%n",
                     r.first().device(), r.first().what(), r.first().metric(), number(r.c()), number(r.java()),
                     r.ratio(), percent(r.cSpread()), percent(r.javaSpread()), r.target(), r.met()));
