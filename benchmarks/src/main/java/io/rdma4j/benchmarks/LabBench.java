@@ -7,9 +7,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -48,6 +51,23 @@ public final class LabBench {
     static final Pattern RATE = Pattern.compile("^(register|queue-pair) (\\d+) ([0-9.]+)$",
             Pattern.MULTILINE);
 
+    /**
+     * What a run can be limited to with {@code --only}: the latency tests (and the warm-up curve), the bandwidth tests,
+     * or the registration and queue-pair rates.
+     */
+    enum Part {
+        LATENCY, BANDWIDTH, REGISTRATION;
+
+        static Part named(String name) {
+            for (Part p : values()) {
+                if (p.name().toLowerCase(Locale.ROOT).equals(name)) {
+                    return p;
+                }
+            }
+            throw new IllegalArgumentException("--only takes latency, bandwidth or registration, not " + name);
+        }
+    }
+
     /** One comparison: a test, its size and iterations. */
     record Case(Test test, int size, int iterations) {
         String name() {
@@ -66,8 +86,8 @@ public final class LabBench {
     private final String environment;
     private final boolean quick;
     private final boolean pin;
-    /** The one part to run (latency, bandwidth or registration), or null for all. */
-    private final String only;
+    /** The parts to run: all, or the one named by {@code --only}. */
+    private final Set<Part> parts;
     private final Path cyclesLibrary;
     private final Path registrationProgram;
     private final List<Sample> samples = new ArrayList<>();
@@ -76,14 +96,14 @@ public final class LabBench {
     private int port = 19000;
 
     private LabBench(Path results, int rounds, Map<String, String> devices, String environment, boolean quick,
-                     boolean pin, String only) throws IOException, InterruptedException {
+                     boolean pin, Set<Part> parts) throws IOException, InterruptedException {
         this.results = results;
         this.rounds = rounds;
         this.devices = devices;
         this.environment = environment;
         this.quick = quick;
         this.pin = pin;
-        this.only = only;
+        this.parts = parts;
         Path natives = results.resolve("native");
         this.cyclesLibrary = Cycles.build(natives);
         this.registrationProgram = natives.resolve("registration");
@@ -101,7 +121,7 @@ public final class LabBench {
         String environment = "";
         boolean quick = false;
         boolean pin = true;
-        String only = null;
+        Set<Part> parts = EnumSet.allOf(Part.class);
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--results" -> results = Path.of(args[++i]);
@@ -109,12 +129,7 @@ public final class LabBench {
                 case "--environment" -> environment = args[++i];
                 case "--quick" -> quick = true;
                 case "--no-pin" -> pin = false;
-                case "--only" -> {
-                    only = args[++i];
-                    if (!List.of("latency", "bandwidth", "registration").contains(only)) {
-                        throw new IllegalArgumentException("--only takes latency, bandwidth or registration, not " + only);
-                    }
-                }
+                case "--only" -> parts = EnumSet.of(Part.named(args[++i]));
                 case "--devices" -> {
                     devices.clear();
                     for (String d : args[++i].split(",")) {
@@ -130,25 +145,22 @@ public final class LabBench {
         }
         String pinning = pin ? "; server on CPU 0, client on CPU 1 (taskset)" : "; not pinned";
         LabBench bench = new LabBench(results, rounds, devices, environment + pinning, quick, pin,
-                only);
+                parts);
         bench.run();
         System.exit(bench.failures.isEmpty() ? 0 : 1);
-    }
-
-    /** Whether {@code part} (latency, bandwidth or registration) is to run. */
-    private boolean runs(String part) {
-        return only == null || only.equals(part);
     }
 
     /** The cases: perftest's latency tests at 8 B, 64 B, 4 KiB; its bandwidth tests at 64 B to 1 MiB. */
     List<Case> cases() {
         List<Case> cases = new ArrayList<>();
-        for (Test t : runs("latency") ? List.of(Test.SEND_LAT, Test.WRITE_LAT, Test.READ_LAT) : List.<Test>of()) {
+        List<Test> latency = List.of(Test.SEND_LAT, Test.WRITE_LAT, Test.READ_LAT);
+        for (Test t : parts.contains(Part.LATENCY) ? latency : List.<Test>of()) {
             for (int size : quick ? new int[] {64} : new int[] {8, 64, 4096}) {
                 cases.add(new Case(t, size, quick ? 1000 : 10_000));
             }
         }
-        for (Test t : runs("bandwidth") ? List.of(Test.WRITE_BW, Test.SEND_BW, Test.READ_BW) : List.<Test>of()) {
+        List<Test> bandwidth = List.of(Test.WRITE_BW, Test.SEND_BW, Test.READ_BW);
+        for (Test t : parts.contains(Part.BANDWIDTH) ? bandwidth : List.<Test>of()) {
             for (int size : quick ? new int[] {4096} : new int[] {64, 4096, 65536, 1 << 20}) {
                 int iterations = size <= 64 ? 20_000 : size <= 4096 ? 5000 : size <= 65536 ? 1000 : 100;
                 cases.add(new Case(t, size, quick ? iterations / 10 : iterations));
@@ -163,7 +175,7 @@ public final class LabBench {
             for (Map.Entry<String, String> device : devices.entrySet()) {
                 String dev = device.getKey();
                 log("round " + round + "/" + rounds + " on " + dev + " (" + order.getFirst() + " first)");
-                if (runs("registration")) {
+                if (parts.contains(Part.REGISTRATION)) {
                     for (String side : order) {
                         registration(round, dev, side);
                     }
@@ -173,7 +185,7 @@ public final class LabBench {
                         pair(round, dev, device.getValue(), c, side);
                     }
                 }
-                if (round == 1 && runs("latency")) {
+                if (round == 1 && parts.contains(Part.LATENCY)) {
                     for (String side : List.of("C", "Java")) {
                         warmupCurve(dev, device.getValue(), side);
                     }

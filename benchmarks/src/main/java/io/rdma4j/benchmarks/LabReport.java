@@ -76,11 +76,11 @@ final class LabReport {
                 same loops and options, the same cycle counter and the same statistics) and `Registration`. Each \
                 value is the median of the rounds; spread is lowest to highest round as ± %% of that median. Java's \
                 runs do unmeasured iterations first (`-w`: %,d for latency, %,d requests of at most 4 KiB for \
-                bandwidth, all retired and the JVM's compiler threads idle before the clock starts); perftest has no such option, \
-                and its first iterations are in its figures. The warm-up table shows what the JIT costs from the \
-                first iteration. Both registration programs first register 4 KiB and create a queue pair %,d times \
-                each, unmeasured (Java then waits for its compiler threads to go idle), then run each loop %d s \
-                unmeasured and count it for %d s.
+                bandwidth, all retired and the JVM's compiler threads idle before the clock starts); perftest has no \
+                such option, and its first iterations are in its figures. The warm-up table shows what the JIT costs \
+                from the first iteration. Both registration programs first register 4 KiB and create a queue pair \
+                %,d times each, unmeasured (Java then waits for its compiler threads to go idle), then run each loop \
+                %d s unmeasured and count it for %d s.
 
                 """.formatted(LabBench.LATENCY_WARMUP, LabBench.BANDWIDTH_WARMUP, LabBench.REGISTRATION_WARMUP,
                 LabBench.REGISTRATION_SECONDS, LabBench.REGISTRATION_SECONDS));
@@ -101,7 +101,8 @@ final class LabReport {
 
     private void section(StringBuilder md, String title, String... units) {
         md.append("## ").append(title).append("\n\n");
-        List<Row> rows = table.stream().filter(r -> List.of(units).contains(r.first().unit())).toList();
+        List<String> wanted = List.of(units);
+        List<Row> rows = table.stream().filter(r -> wanted.contains(r.first().unit())).toList();
         if (rows.isEmpty()) {
             md.append("Not measured.\n\n");
             return;

@@ -142,10 +142,10 @@ public final class Perf {
                     if (options.isServer()) {
                         receiveBandwidth();
                     } else {
-                        bandwidth(kind, requests);
+                        bandwidth(requests);
                     }
                 }
-                case WRITE_BW, READ_BW -> bandwidth(kind, requests);
+                case WRITE_BW, READ_BW -> bandwidth(requests);
             }
         } finally {
             watchdog.interrupt();
@@ -229,9 +229,9 @@ public final class Perf {
      * runs on), and the Java code does not depend on the size; tens of thousands of 1 MiB transfers would take
      * minutes under emulation.
      */
-    private void bandwidth(Kind kind, Requests requests) throws InterruptedException {
+    private void bandwidth(Requests requests) throws InterruptedException {
         int phase = options.cqModeration() * Math.ceilDiv(WARMUP_PHASE, options.cqModeration());
-        try (Requests warmup = new Requests(kind, Math.min(options.size(), WARMUP_SIZE))) {
+        try (Requests warmup = new Requests(requests.kind, Math.min(options.size(), WARMUP_SIZE))) {
             for (int end = 0; end < options.warmup(); ) {
                 end = Math.min(options.warmup(), end + phase);
                 warmup.startPhase(end);
@@ -363,20 +363,19 @@ public final class Perf {
     }
 
     /**
-     * The test's request, of {@code size} bytes, in prepared batches of one: unsignaled, signaled (retiring {@code -Q} requests), and the last
-     * of the current phase (retiring what is left of it: the signaled batch when the phase is whole moderation
-     * rounds), so that the loops post without building anything. Moderation counts within a phase; a phase ends with
-     * nothing in flight. Latency tests run warm-up and measurement as one phase.
+     * The test's request, of {@code size} bytes, in prepared batches of one: unsignaled, signaled (retiring {@code -Q}
+     * requests), and the last of the current phase (retiring what is left of it: the signaled batch when the phase is
+     * whole moderation rounds), so that the loops post without building anything. Moderation counts within a phase; a
+     * phase ends with nothing in flight. Latency tests run warm-up and measurement as one phase.
      */
     private final class Requests implements AutoCloseable {
         private final Kind kind;
+        private final int size;
         private final SendWorkRequests unsignaled;
         private final SendWorkRequests signaled;
         private SendWorkRequests phaseLast;
         private long phaseStart;
         private long phaseEnd;
-
-        private final int size;
 
         Requests(Kind kind, int size) {
             this.kind = kind;

@@ -110,6 +110,15 @@ class PerfReportTest {
     }
 
     @Test
+    void onlyNamesOnePartInLowerCase() {
+        assertEquals(LabBench.Part.BANDWIDTH, LabBench.Part.named("bandwidth"));
+        assertEquals(LabBench.Part.REGISTRATION, LabBench.Part.named("registration"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> LabBench.Part.named("LATENCY"));
+        assertEquals("--only takes latency, bandwidth or registration, not LATENCY", e.getMessage());
+    }
+
+    @Test
     void reportTablesCarryMediansRatiosSpreadsTargetsAndFailures() {
         List<LabBench.Sample> samples = new ArrayList<>();
         for (double c : new double[] {10, 11, 12}) {
