@@ -142,22 +142,39 @@ final class LabReport {
         md.append('\n');
     }
 
-    /** From which block on every block stays within 10% of the steady state (the mean of the last 5 blocks). */
+    /**
+     * From which block on every block stays within 10% of the steady state (the mean of the last 5 blocks), and from
+     * which block on the median of every three neighbouring blocks does: under emulation single slow blocks come
+     * and go in C's curves as in Java's, and each resets the first criterion, not the second.
+     */
     static String steadiness(List<Double> curve) {
         int blocks = curve.size() / BLOCK;
         if (blocks < 6) {
             return "too short to tell";
         }
+        double[] means = new double[blocks];
         double steady = 0;
-        for (int b = blocks - 5; b < blocks; b++) {
-            steady += mean(curve, b) / 5;
+        for (int b = 0; b < blocks; b++) {
+            means[b] = mean(curve, b);
+            steady += b >= blocks - 5 ? means[b] / 5 : 0;
         }
-        int from = blocks;
-        while (from > 0 && Math.abs(mean(curve, from - 1) - steady) <= 0.10 * steady) {
+        double[] medians = new double[blocks];
+        for (int b = 0; b < blocks; b++) {
+            int first = Math.clamp(b - 1, 0, blocks - 3);
+            medians[b] = median(Arrays.copyOfRange(means, first, first + 3));
+        }
+        return String.format(Locale.ROOT, "steady state %s µs; within 10%% of it from iteration %,d on (every block),"
+                + " from %,d on (the median of three neighbouring blocks)", number(steady),
+                withinTenPercentFrom(means, steady) * BLOCK + 1, withinTenPercentFrom(medians, steady) * BLOCK + 1);
+    }
+
+    /** The first index from which every value is within 10% of {@code steady}. */
+    private static int withinTenPercentFrom(double[] values, double steady) {
+        int from = values.length;
+        while (from > 0 && Math.abs(values[from - 1] - steady) <= 0.10 * steady) {
             from--;
         }
-        return String.format(Locale.ROOT, "steady state %s µs; within 10%% of it from iteration %,d on",
-                number(steady), from * BLOCK + 1);
+        return from;
     }
 
     String csv(LocalDate date) {
