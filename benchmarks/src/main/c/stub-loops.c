@@ -1,7 +1,7 @@
 /*
- * The C baseline of HostDataPathBenchmark: the same five loops, through the inline ibv_post_send and ibv_poll_cq
- * of <infiniband/verbs.h> and the registration verbs, against stub-provider.c (linked as libibverbs.so.1). Prints
- * one line per case:
+ * The C baseline of HostDataPathBenchmark: the same six loops, through the inline ibv_post_send and ibv_poll_cq
+ * of <infiniband/verbs.h>, the registration verbs and the queue pair verbs, against stub-provider.c (linked as
+ * libibverbs.so.1). Prints one line per case:
  *   c CASE NS_PER_OP
  * the median of ROUNDS rounds of ITERATIONS operations each (clock_gettime around a round, not an operation).
  *
@@ -88,6 +88,20 @@ static void allocate_and_close(void)
 	free(memory);
 }
 
+/* As Registration's and HostDataPathBenchmark's: an RC queue pair of 16 + 16 requests, created and destroyed. */
+static void create_and_close_queue_pair(void)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1},
+	};
+	struct ibv_qp *created = ibv_create_qp(pd, &attr);
+	if (!created || ibv_destroy_qp(created)) {
+		fprintf(stderr, "queue pair create + destroy failed\n");
+		exit(1);
+	}
+}
+
 static double now(void)
 {
 	struct timespec t;
@@ -150,6 +164,7 @@ int main(int argc, char **argv)
 	measure("postAndPoll16", post_and_poll, iterations / CHAIN, rounds);
 	measure("registerAndClose4K", register_and_close, iterations / CHAIN, rounds);
 	measure("allocateAndClose4K", allocate_and_close, iterations / CHAIN, rounds);
+	measure("createAndCloseQueuePair", create_and_close_queue_pair, iterations / CHAIN, rounds);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 	ibv_dereg_mr(mr);

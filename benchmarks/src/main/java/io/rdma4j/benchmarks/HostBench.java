@@ -65,7 +65,7 @@ public final class HostBench {
     static final List<String> DATA_PATH = List.of("postOne", "postChainOf16", "postAndPoll16");
     /** Every case: the data path's, then the control path's. */
     static final List<String> CASES = Stream.concat(DATA_PATH.stream(),
-            Stream.of("registerAndClose4K", "allocateAndClose4K")).toList();
+            Stream.of("registerAndClose4K", "allocateAndClose4K", "createAndCloseQueuePair")).toList();
 
     private HostBench() {
     }

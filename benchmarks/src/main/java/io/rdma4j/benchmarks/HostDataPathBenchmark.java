@@ -7,6 +7,7 @@ import io.rdma4j.verbs.Device;
 import io.rdma4j.verbs.MemoryRegion;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.QueuePairCapabilities;
 import io.rdma4j.verbs.QueuePairType;
 import io.rdma4j.verbs.SendWorkRequests;
 import io.rdma4j.verbs.WorkCompletions;
@@ -32,8 +33,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code src/main/c/stub-provider.c} loaded in its place ({@link StubProvider}, run by {@link HostBench}), rdma4j's own
  * {@link QueuePair#postSend} and {@link CompletionQueue#poll} call the stub's provider functions through the
  * context's ops table exactly as they call a real provider's; likewise the registration of 4 KiB (the stub's
- * registration is a calloc: what is left is rdma4j's own cost and the memory's). {@code src/main/c/stub-loops.c}
- * runs the same five loops in C against the same stub. {@code critical} switches post and poll to
+ * registration is a calloc: what is left is rdma4j's own cost and the memory's), and of a queue pair's create + close.
+ * {@code src/main/c/stub-loops.c} runs the same six loops in C against the same stub. {@code critical} switches post and poll to
  * {@code Linker.Option.critical(false)} handles (each value runs in its own JVM).
  */
 @State(Scope.Thread)
@@ -46,6 +47,8 @@ public class HostDataPathBenchmark {
 
     /** Work requests in the chained cases, as in stub-loops.c. */
     static final int CHAIN = 16;
+    /** The created queue pairs' capabilities, as in stub-loops.c and Registration. */
+    private static final QueuePairCapabilities CAPABILITIES = new QueuePairCapabilities(16, 16, 1, 1, 0);
 
     /** Whether post and poll use {@code critical(false)} downcalls. */
     @Param({"false", "true"})
@@ -134,5 +137,11 @@ public class HostDataPathBenchmark {
     @Benchmark
     public void allocateAndClose4K() {
         pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE)).close();
+    }
+
+    /** An RC queue pair's create + close: the builder, the verb's attributes, the {@code QueuePair} and its close. */
+    @Benchmark
+    public void createAndCloseQueuePair() {
+        pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq).capabilities(CAPABILITIES).create().close();
     }
 }
