@@ -33,9 +33,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code src/main/c/stub-provider.c} loaded in its place ({@link StubProvider}, run by {@link HostBench}), rdma4j's own
  * {@link QueuePair#postSend} and {@link CompletionQueue#poll} call the stub's provider functions through the
  * context's ops table exactly as they call a real provider's; likewise the registration of 4 KiB (the stub's
- * registration is a calloc: what is left is rdma4j's own cost and the memory's), and of a queue pair's create + close.
- * {@code src/main/c/stub-loops.c} runs the same six loops in C against the same stub. {@code critical} switches post and poll to
- * {@code Linker.Option.critical(false)} handles (each value runs in its own JVM).
+ * registration is a calloc: what is left is rdma4j's own cost and the memory's), and of a queue pair's create +
+ * close. {@code src/main/c/stub-loops.c} runs the same six loops in C against the same stub. {@code critical} switches
+ * post and poll to {@code Linker.Option.critical(false)} handles (each value runs in its own JVM).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)

@@ -153,17 +153,19 @@ public final class LabBench {
     /** The cases: perftest's latency tests at 8 B, 64 B, 4 KiB; its bandwidth tests at 64 B to 1 MiB. */
     List<Case> cases() {
         List<Case> cases = new ArrayList<>();
-        List<Test> latency = List.of(Test.SEND_LAT, Test.WRITE_LAT, Test.READ_LAT);
-        for (Test t : parts.contains(Part.LATENCY) ? latency : List.<Test>of()) {
-            for (int size : quick ? new int[] {64} : new int[] {8, 64, 4096}) {
-                cases.add(new Case(t, size, quick ? 1000 : 10_000));
+        if (parts.contains(Part.LATENCY)) {
+            for (Test t : List.of(Test.SEND_LAT, Test.WRITE_LAT, Test.READ_LAT)) {
+                for (int size : quick ? new int[] {64} : new int[] {8, 64, 4096}) {
+                    cases.add(new Case(t, size, quick ? 1000 : 10_000));
+                }
             }
         }
-        List<Test> bandwidth = List.of(Test.WRITE_BW, Test.SEND_BW, Test.READ_BW);
-        for (Test t : parts.contains(Part.BANDWIDTH) ? bandwidth : List.<Test>of()) {
-            for (int size : quick ? new int[] {4096} : new int[] {64, 4096, 65536, 1 << 20}) {
-                int iterations = size <= 64 ? 20_000 : size <= 4096 ? 5000 : size <= 65536 ? 1000 : 100;
-                cases.add(new Case(t, size, quick ? iterations / 10 : iterations));
+        if (parts.contains(Part.BANDWIDTH)) {
+            for (Test t : List.of(Test.WRITE_BW, Test.SEND_BW, Test.READ_BW)) {
+                for (int size : quick ? new int[] {4096} : new int[] {64, 4096, 65536, 1 << 20}) {
+                    int iterations = size <= 64 ? 20_000 : size <= 4096 ? 5000 : size <= 65536 ? 1000 : 100;
+                    cases.add(new Case(t, size, quick ? iterations / 10 : iterations));
+                }
             }
         }
         return cases;

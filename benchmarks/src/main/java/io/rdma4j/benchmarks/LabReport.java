@@ -153,10 +153,12 @@ final class LabReport {
             return "too short to tell";
         }
         double[] means = new double[blocks];
-        double steady = 0;
         for (int b = 0; b < blocks; b++) {
             means[b] = mean(curve, b);
-            steady += b >= blocks - 5 ? means[b] / 5 : 0;
+        }
+        double steady = 0;
+        for (int b = blocks - 5; b < blocks; b++) {
+            steady += means[b] / 5;
         }
         double[] medians = new double[blocks];
         for (int b = 0; b < blocks; b++) {

@@ -138,7 +138,8 @@ class PerfReportTest {
                 "| siw0 | ib_write_bw 4 KiB | bandwidth | 50.00 | 49.50 | 0.99 |  |  | ≥ 0.98 | yes |"), md);
         assertTrue(md.contains("- 1-siw0-read_bw-4096-Java: THE JVM CRASHED"), md);
         assertTrue(md.contains("higher is better\n\nNot measured.\n"), "a part left out (--only) says so: " + md);
-        assertTrue(md.contains("rxe0 Java: steady state 12.00 µs; within 10% of it from iteration 1 on (every block), from 1 on"), md);
+        assertTrue(md.contains(
+                "rxe0 Java: steady state 12.00 µs; within 10% of it from iteration 1 on (every block), from 1 on"), md);
         String csv = report.csv(LocalDate.of(2026, 12, 3));
         assertTrue(csv.contains("2026-12-03,\"QEMU tcg\",rxe0,ib_send_lat 64 B,median,µs,11.0,11.5,1.0455,"), csv);
         assertEquals(3, csv.lines().count());
