@@ -2,12 +2,14 @@ package io.rdma4j.benchmarks;
 
 import io.rdma4j.verbs.Access;
 import io.rdma4j.verbs.CompletionQueue;
+import io.rdma4j.verbs.CompletionQueuePoller;
 import io.rdma4j.verbs.Context;
 import io.rdma4j.verbs.Device;
 import io.rdma4j.verbs.MemoryRegion;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairCapabilities;
+import io.rdma4j.verbs.QueuePairPoster;
 import io.rdma4j.verbs.QueuePairType;
 import io.rdma4j.verbs.SendWorkRequests;
 import io.rdma4j.verbs.WorkCompletions;
@@ -34,8 +36,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@link QueuePair#postSend} and {@link CompletionQueue#poll} call the stub's provider functions through the
  * context's ops table exactly as they call a real provider's; likewise the registration of 4 KiB (the stub's
  * registration is a calloc: what is left is rdma4j's own cost and the memory's), and of a queue pair's create +
- * close. {@code src/main/c/stub-loops.c} runs the same six loops in C against the same stub. {@code critical} switches
- * post and poll to {@code Linker.Option.critical(false)} handles (each value runs in its own JVM).
+ * close. {@code src/main/c/stub-loops.c} runs the same six loops in C against the same stub. The {@code Confined}
+ * cases post and poll through a {@link QueuePairPoster} and a {@link CompletionQueuePoller} (one pin held for the
+ * thread) instead of the queues' own methods (a pin per call). {@code critical} switches post and poll to
+ * {@code Linker.Option.critical(false)} handles (each value runs in its own JVM).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -57,6 +61,8 @@ public class HostDataPathBenchmark {
     private Context context;
     private CompletionQueue cq;
     private QueuePair qp;
+    private QueuePairPoster poster;
+    private CompletionQueuePoller poller;
     private SendWorkRequests one;
     private SendWorkRequests chain;
     private SendWorkRequests signaled;
@@ -85,11 +91,16 @@ public class HostDataPathBenchmark {
             signaled.rdmaWrite(i, memory.address() + 2048, memory.rkey()).gather(memory, 0, 8).signaled();
         }
         completions = new WorkCompletions(CHAIN);
+        // JMH runs a thread-scoped state's setup on the thread that runs the benchmark: the posters' owner.
+        poster = qp.confinedPoster();
+        poller = cq.confinedPoller();
     }
 
     /** Closes everything. */
     @TearDown
     public void close() {
+        poster.close();
+        poller.close();
         one.close();
         chain.close();
         signaled.close();
@@ -113,9 +124,33 @@ public class HostDataPathBenchmark {
     @Benchmark
     public long postAndPoll16() {
         qp.postSend(signaled);
+        return drain(false);
+    }
+
+    /** {@link #postOne()} through the thread's {@link QueuePairPoster}. */
+    @Benchmark
+    public void postOneConfined() {
+        poster.postSend(one);
+    }
+
+    /** {@link #postChainOf16()} through the thread's {@link QueuePairPoster}. */
+    @Benchmark
+    public void postChainOf16Confined() {
+        poster.postSend(chain);
+    }
+
+    /** {@link #postAndPoll16()} through the thread's {@link QueuePairPoster} and {@link CompletionQueuePoller}. */
+    @Benchmark
+    public long postAndPoll16Confined() {
+        poster.postSend(signaled);
+        return drain(true);
+    }
+
+    /** Polls the 16 completions of {@link #signaled} and reads them. */
+    private long drain(boolean confined) {
         long acc = 0;
         for (int seen = 0; seen < CHAIN; ) {
-            int n = cq.poll(completions);
+            int n = confined ? poller.poll(completions) : cq.poll(completions);
             for (int i = 0; i < n; i++) {
                 if (!completions.isSuccess(i)) {
                     throw new IllegalStateException(completions.statusText(i));

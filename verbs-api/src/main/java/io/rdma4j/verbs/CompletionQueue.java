@@ -17,7 +17,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Lifetime: keeps its {@link Context} (and its channel, if any) alive; queue pairs that use it must be closed
  * first (closing it under a live QP fails with EBUSY). Thread-safety: polling from several threads is safe
- * (libibverbs locks per CQ), but each thread needs its own {@link WorkCompletions}.
+ * (libibverbs locks per CQ), but each thread needs its own {@link WorkCompletions}. A loop that polls from one
+ * thread can do so through a {@link #confinedPoller()}, which saves each poll the pin that guards it against a close
+ * on another thread.
  */
 public final class CompletionQueue extends VerbsObject {
 
@@ -82,6 +84,16 @@ public final class CompletionQueue extends VerbsObject {
     }
 
     /**
+     * A poller for this thread: its polls skip the pin that {@link #poll} takes per call (two atomic additions), and
+     * it keeps this queue from closing until it is closed itself; see {@link CompletionQueuePoller}.
+     *
+     * @throws IllegalStateException if this queue is closed
+     */
+    public CompletionQueuePoller confinedPoller() {
+        return new CompletionQueuePoller(this);
+    }
+
+    /**
      * Moves up to {@code completions.capacity()} completions into {@code completions} ({@code ibv_poll_cq}).
      * Never blocks and allocates nothing.
      *
@@ -91,12 +103,16 @@ public final class CompletionQueue extends VerbsObject {
      */
     public int poll(WorkCompletions completions) {
         MemorySegment cq = pinned();
-        int n;
         try {
-            n = ContextOps.ibv_poll_cq(pollFunction, cq, completions.capacity(), completions.array());
+            return poll(cq, completions);
         } finally {
             unpin();
         }
+    }
+
+    /** {@link #poll(WorkCompletions)} on the pointer of a pin already held (by that call or a poller). */
+    int poll(MemorySegment cq, WorkCompletions completions) {
+        int n = ContextOps.ibv_poll_cq(pollFunction, cq, completions.capacity(), completions.array());
         if (n < 0) {
             completions.count(0);
             throw RdmaException.of("ibv_poll_cq", -n, describe());

@@ -31,7 +31,9 @@ import java.util.Set;
  * queue it uses refuse to close while it exists ({@link IllegalStateException} naming it). Closing the protection
  * domain or context closes it first. Thread-safety: posting
  * to the send queue and to the receive queue from different threads is safe, and so is posting from several
- * threads (libibverbs serializes per queue); {@link #modify} must not race with posts.
+ * threads (libibverbs serializes per queue); {@link #modify} must not race with posts. A loop that posts from one
+ * thread can do so through a {@link #confinedPoster()}, which saves each post the pin that guards it against a close
+ * on another thread.
  */
 public final class QueuePair extends VerbsObject {
 
@@ -127,6 +129,17 @@ public final class QueuePair extends VerbsObject {
     }
 
     /**
+     * A poster for this thread: its posts skip the pin that {@link #postSend} and {@link #postReceive} take per call
+     * (two atomic additions), and it keeps this queue pair from closing until it is closed itself. For a loop that
+     * posts from one thread; see {@link QueuePairPoster}.
+     *
+     * @throws IllegalStateException if this queue pair is closed
+     */
+    public QueuePairPoster confinedPoster() {
+        return new QueuePairPoster(this);
+    }
+
+    /**
      * Posts the batch's send requests ({@code ibv_post_send}). Allocates nothing.
      *
      * @throws PostException         if the provider rejected a request (its index is in the exception)
@@ -135,6 +148,16 @@ public final class QueuePair extends VerbsObject {
      *                               handle or window, or (UD) lacks a destination
      */
     public void postSend(SendWorkRequests requests) {
+        MemorySegment qp = pinned();
+        try {
+            postSend(qp, requests);
+        } finally {
+            unpin();
+        }
+    }
+
+    /** {@link #postSend(SendWorkRequests)} on the pointer of a pin already held (by that call or a poster). */
+    void postSend(MemorySegment qp, SendWorkRequests requests) {
         checkDepth(requests, capabilities.maxSendWorkRequests(), "send");
         if (type == QueuePairType.UNRELIABLE_DATAGRAM && !requests.everyRequestAddressed()) {
             // The provider reads the address handle of every UD request: a missing one is a NULL dereference.
@@ -142,16 +165,11 @@ public final class QueuePair extends VerbsObject {
         }
         MemorySegment first = requests.prepareForPost();
         int rc;
-        MemorySegment qp = pinned();
+        requests.pinNamed();
         try {
-            requests.pinNamed();
-            try {
-                rc = ContextOps.ibv_post_send(postSendFunction, qp, first, requests.badRequest());
-            } finally {
-                requests.unpinNamed();
-            }
+            rc = ContextOps.ibv_post_send(postSendFunction, qp, first, requests.badRequest());
         } finally {
-            unpin();
+            requests.unpinNamed();
         }
         if (rc != 0) {
             throw new PostException("ibv_post_send", rc, requests.badIndex());
@@ -167,6 +185,16 @@ public final class QueuePair extends VerbsObject {
      *                               granted, or if a request names a closed region
      */
     public void postReceive(ReceiveWorkRequests requests) {
+        MemorySegment qp = pinned();
+        try {
+            postReceive(qp, requests);
+        } finally {
+            unpin();
+        }
+    }
+
+    /** {@link #postReceive(ReceiveWorkRequests)} on the pointer of a pin already held (by that call or a poster). */
+    void postReceive(MemorySegment qp, ReceiveWorkRequests requests) {
         if (usesSharedReceiveQueue) {
             // Some providers (siw) crash when asked to post to the receive queue such a QP does not have.
             throw new IllegalStateException(describe() + " takes its receives from a shared receive queue: post there");
@@ -174,16 +202,11 @@ public final class QueuePair extends VerbsObject {
         checkDepth(requests, capabilities.maxReceiveWorkRequests(), "receive");
         MemorySegment first = requests.prepareForPost();
         int rc;
-        MemorySegment qp = pinned();
+        requests.pinNamed();
         try {
-            requests.pinNamed();
-            try {
-                rc = ContextOps.ibv_post_recv(postReceiveFunction, qp, first, requests.badRequest());
-            } finally {
-                requests.unpinNamed();
-            }
+            rc = ContextOps.ibv_post_recv(postReceiveFunction, qp, first, requests.badRequest());
         } finally {
-            unpin();
+            requests.unpinNamed();
         }
         if (rc != 0) {
             throw new PostException("ibv_post_recv", rc, requests.badIndex());

@@ -12,7 +12,8 @@ import java.lang.foreign.MemorySegment;
  * receive buffers that several queue pairs consume, so that a server need not post receives per connection.
  *
  * <p>Lifetime: keeps its protection domain alive; the queue pairs that use it must be closed first (closing a
- * protection domain or context does so). Thread-safety: posting from several threads is safe.
+ * protection domain or context does so). Thread-safety: posting from several threads is safe; a loop that posts
+ * from one thread can do so through a {@link #confinedPoster()}, which saves each post its pin.
  */
 public final class SharedReceiveQueue extends VerbsObject {
 
@@ -32,24 +33,40 @@ public final class SharedReceiveQueue extends VerbsObject {
     }
 
     /**
+     * A poster for this thread: its posts skip the pin that {@link #postReceive} takes per call (two atomic
+     * additions), and it keeps this queue from closing until it is closed itself; see
+     * {@link SharedReceiveQueuePoster}.
+     *
+     * @throws IllegalStateException if this queue is closed
+     */
+    public SharedReceiveQueuePoster confinedPoster() {
+        return new SharedReceiveQueuePoster(this);
+    }
+
+    /**
      * Posts the batch's receive requests ({@code ibv_post_srq_recv}). Allocates nothing.
      *
      * @throws PostException         if the provider rejected a request (its index is in the exception)
      * @throws IllegalStateException if this queue or the batch is closed, or a request names a closed region
      */
     public void postReceive(ReceiveWorkRequests requests) {
-        MemorySegment first = requests.prepareForPost();
-        int rc;
         MemorySegment srq = pinned();
         try {
-            requests.pinNamed();
-            try {
-                rc = ContextOps.ibv_post_srq_recv(postFunction, srq, first, requests.badRequest());
-            } finally {
-                requests.unpinNamed();
-            }
+            postReceive(srq, requests);
         } finally {
             unpin();
+        }
+    }
+
+    /** {@link #postReceive(ReceiveWorkRequests)} on the pointer of a pin already held (by that call or a poster). */
+    void postReceive(MemorySegment srq, ReceiveWorkRequests requests) {
+        MemorySegment first = requests.prepareForPost();
+        int rc;
+        requests.pinNamed();
+        try {
+            rc = ContextOps.ibv_post_srq_recv(postFunction, srq, first, requests.badRequest());
+        } finally {
+            requests.unpinNamed();
         }
         if (rc != 0) {
             throw new PostException("ibv_post_srq_recv", rc, requests.badIndex());

@@ -337,8 +337,8 @@ public final class NativeResource implements Runnable {
             closing = true;
             if (pins != 0) {
                 throw new IllegalStateException(description.get() + " cannot be closed while a call on it or naming"
-                        + " it runs (a verb on another thread, a post whose requests name it, or an extended poll or"
-                        + " send between start and end)");
+                        + " it runs (a verb on another thread, a post whose requests name it, an extended poll or"
+                        + " send between start and end, or an open confined poster or poller)");
             }
             destroyRc = destroyer == null ? 0 : destroyer.destroy(handle);
         } catch (RuntimeException failed) {
