@@ -23,8 +23,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * Java against C on the host, through the stub provider ({@link StubProvider}): the C loops and
- * {@link HostDataPathBenchmark} (plain and {@code critical(false)} handles), each repeated {@code ROUNDS} times
- * (C runs, JMH forks), printed as a table of medians with their spread and the allocation per operation.
+ * {@link HostDataPathBenchmark} (plain and {@code critical(false)} handles), {@code ROUNDS} rounds of a C run and
+ * a JMH fork of each, printed as a table of medians with their spread and the allocation per operation.
  *
  * <pre>HostBench [--smoke] [--rounds N] [--results DIR]</pre>
  * The full run writes {@code DIR/DATE-host.md} and {@code .csv}; {@code --smoke} is the short run of
@@ -104,18 +104,24 @@ public final class HostBench {
         }
     }
 
-    /** Builds the stub into {@code folder}, then measures C and Java {@code rounds} times each. */
+    /**
+     * Builds the stub into {@code folder}, then measures C and Java {@code rounds} times each, a round of each in
+     * turn: this machine's speed drifts over minutes (C's postOne 3.4 ns one day, 6.0 the next), and interleaved
+     * rounds share the drift.
+     */
     static List<Row> run(Path folder, int rounds, boolean smoke) throws IOException, InterruptedException,
             RunnerException {
         StubProvider.build(folder);
         Map<String, List<Double>> c = new LinkedHashMap<>();
+        Map<String, List<BenchmarkResult>> plain = new LinkedHashMap<>();
+        Map<String, List<BenchmarkResult>> critical = new LinkedHashMap<>();
         for (int round = 0; round < rounds; round++) {
             StubProvider.runLoops(folder, smoke ? 200_000 : 4_000_000, 5).lines()
                     .map(l -> l.split(" ")).filter(f -> f.length == 3 && f[0].equals("c"))
                     .forEach(f -> c.computeIfAbsent(f[1], k -> new ArrayList<>()).add(Double.parseDouble(f[2])));
+            java(folder, "false", smoke).forEach((name, r) -> plain.computeIfAbsent(name, k -> new ArrayList<>()).add(r));
+            java(folder, "true", smoke).forEach((name, r) -> critical.computeIfAbsent(name, k -> new ArrayList<>()).add(r));
         }
-        Map<String, List<BenchmarkResult>> plain = java(folder, "false", rounds, smoke);
-        Map<String, List<BenchmarkResult>> critical = java(folder, "true", rounds, smoke);
         List<Row> rows = new ArrayList<>();
         for (String name : CASES) {
             rows.add(new Row(name, Spread.of(c.get(name.replace(CONFINED, ""))), scores(plain.get(name)), scores(critical.get(name)),
@@ -131,18 +137,19 @@ public final class HostBench {
         return t.toString();
     }
 
-    private static Map<String, List<BenchmarkResult>> java(Path folder, String critical, int rounds, boolean smoke)
+    /** One JMH fork of every case with {@code critical} handles or not: the result of each case. */
+    private static Map<String, BenchmarkResult> java(Path folder, String critical, boolean smoke)
             throws RunnerException {
         Options options = new OptionsBuilder().include(HostDataPathBenchmark.class.getName() + "\\.")
-                .param("critical", critical).forks(rounds).addProfiler(GCProfiler.class)
+                .param("critical", critical).forks(1).addProfiler(GCProfiler.class)
                 .warmupIterations(smoke ? 2 : 5).warmupTime(TimeValue.milliseconds(smoke ? 300 : 1000))
                 .measurementIterations(smoke ? 2 : 5).measurementTime(TimeValue.milliseconds(smoke ? 300 : 1000))
                 .jvmArgsAppend("-D" + StubProvider.FOLDER_PROPERTY + "=" + folder.toAbsolutePath())
                 .shouldFailOnError(true).build();
-        Map<String, List<BenchmarkResult>> byCase = new LinkedHashMap<>();
+        Map<String, BenchmarkResult> byCase = new LinkedHashMap<>();
         for (RunResult result : new Runner(options).run()) {
             String label = result.getParams().getBenchmark();
-            byCase.put(label.substring(label.lastIndexOf('.') + 1), new ArrayList<>(result.getBenchmarkResults()));
+            byCase.put(label.substring(label.lastIndexOf('.') + 1), result.getAggregatedResult());
         }
         return byCase;
     }

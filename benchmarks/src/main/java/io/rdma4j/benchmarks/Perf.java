@@ -1,8 +1,8 @@
 package io.rdma4j.benchmarks;
 
 import io.rdma4j.cm.RemoteBuffer;
-import io.rdma4j.verbs.CompletionQueue;
-import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.CompletionQueuePoller;
+import io.rdma4j.verbs.QueuePairPoster;
 import io.rdma4j.verbs.SendWorkRequests;
 import io.rdma4j.verbs.WorkCompletions;
 import java.io.PrintStream;
@@ -23,6 +23,8 @@ import java.util.Locale;
  * completion). The loops follow perftest's {@code run_iter_*} step by step; what differs: the connection is made
  * with the connection manager (perftest's {@code -R}), the buffers' addresses travel in a SEND instead of over
  * perftest's own exchange, and one completion queue serves both queues. The two tools do not talk to each other.
+ * Like a single-threaded application, it posts and polls through a {@link QueuePairPoster} and a
+ * {@link CompletionQueuePoller}, which save each call the pin that guards it against a close on another thread.
  *
  * <pre>
  * perf write_lat -s 64 -n 10000               (server)
@@ -51,8 +53,8 @@ public final class Perf {
 
     private final PerfOptions options;
     private final PerfEndpoint endpoint;
-    private final QueuePair qp;
-    private final CompletionQueue cq;
+    private final QueuePairPoster qp;
+    private final CompletionQueuePoller cq;
     private final WorkCompletions completions = new WorkCompletions(32);
     private final int receivesAhead;
     private final double cyclesPerMicrosecond;
@@ -69,11 +71,12 @@ public final class Perf {
     /** Set by the watchdog once {@link #progress} has not moved for 30 s: a peer that died or a connection gone. */
     private volatile boolean stalled;
 
-    private Perf(PerfOptions options, PerfEndpoint endpoint, double cyclesPerMicrosecond, PrintStream out) {
+    private Perf(PerfOptions options, PerfEndpoint endpoint, QueuePairPoster qp, CompletionQueuePoller cq,
+                 double cyclesPerMicrosecond, PrintStream out) {
         this.options = options;
         this.endpoint = endpoint;
-        this.qp = endpoint.queuePair();
-        this.cq = endpoint.completionQueue();
+        this.qp = qp;
+        this.cq = cq;
         this.receivesAhead = endpoint.receivesAhead();
         this.cyclesPerMicrosecond = cyclesPerMicrosecond;
         this.out = out;
@@ -101,8 +104,10 @@ public final class Perf {
     /** Runs one side of {@code options}' test to its end, printing perftest's lines to {@code out}. */
     static void run(PerfOptions options, PrintStream out) throws InterruptedException {
         double cyclesPerMicrosecond = Cycles.perMicrosecond();
-        try (PerfEndpoint endpoint = PerfEndpoint.open(options)) {
-            Perf perf = new Perf(options, endpoint, cyclesPerMicrosecond, out);
+        try (PerfEndpoint endpoint = PerfEndpoint.open(options);
+             QueuePairPoster qp = endpoint.queuePair().confinedPoster();
+             CompletionQueuePoller cq = endpoint.completionQueue().confinedPoller()) {
+            Perf perf = new Perf(options, endpoint, qp, cq, cyclesPerMicrosecond, out);
             perf.header();
             perf.run();
         }

@@ -7,8 +7,10 @@ import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairType;
 import io.rdma4j.verbs.WorkCompletions;
+import io.rdma4j.verbs.internal.VerbsInternals;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -22,7 +24,9 @@ import java.util.Optional;
  * protection domain closes the regions registered in it).
  *
  * <p>Thread-safety: the verbs objects are as thread-safe as ever; {@link #nextEvent} may be called from one thread
- * at a time; {@link #close()} from any thread, once or more.
+ * at a time; {@link #close()} from any thread, once or more. {@link #close()} refuses, before it disconnects, while
+ * a {@link io.rdma4j.verbs.QueuePairPoster} or {@link io.rdma4j.verbs.CompletionQueuePoller} of the connection's
+ * queue pair or own completion queue is open ({@link IllegalStateException}).
  */
 public final class Connection implements AutoCloseable {
 
@@ -149,6 +153,7 @@ public final class Connection implements AutoCloseable {
         if (id.state() == CmIdState.CLOSED) {
             return;
         }
+        refuseWhileInUse();
         try {
             if (id.state() == CmIdState.ESTABLISHED || id.state() == CmIdState.DISCONNECTED) {
                 id.disconnect();
@@ -157,6 +162,21 @@ public final class Connection implements AutoCloseable {
         } finally {
             channel.close();
             closeVerbs(parts);
+        }
+    }
+
+    /**
+     * Refuses before the disconnect rather than halfway through the teardown: a queue pair or completion queue that
+     * a confined poster or poller holds (or a call on another thread) would refuse to close after it.
+     */
+    private void refuseWhileInUse() {
+        VerbsInternals.Access verbs = VerbsInternals.access();
+        List<Object> closing = parts.ownsCompletionQueue ? List.of(queuePair, parts.completionQueue) : List.of(queuePair);
+        for (Object object : closing) {
+            if (verbs.resource(object).isPinned()) {
+                throw new IllegalStateException(this + " cannot close while " + object + " is in use: close its"
+                        + " confined posters and pollers first (or let the call on another thread return)");
+            }
         }
     }
 

@@ -9,7 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.verbs.MemoryRegion;
 import io.rdma4j.verbs.ProtectionDomain;
+import io.rdma4j.verbs.CompletionQueuePoller;
 import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.QueuePairPoster;
 import io.rdma4j.verbs.ReceiveWorkRequests;
 import io.rdma4j.verbs.SendWorkRequests;
 import io.rdma4j.verbs.WorkCompletionStatus;
@@ -292,6 +294,48 @@ class ConnectorAcceptorTest {
                 CmEventType.CONNECT_ERROR)::contains).isPresent() || e.getCause() != null, e.getMessage());
         assertTrue(System.nanoTime() - start < TIMEOUT.toNanos() + TimeUnit.SECONDS.toNanos(5),
                 "within the connect timeout: " + e.getMessage());
+    }
+
+    /**
+     * A confined poster or poller pins the connection's queue pair or completion queue for as long as it is open: the
+     * close refuses before it disconnects (not halfway through the teardown), and works once they are closed.
+     */
+    @Test
+    void aConnectionRefusesToCloseWhileAConfinedPosterOrPollerIsOpenAndClosesAfter() throws Exception {
+        InetAddress ip = ConnectionManagerTest.testAddress();
+        try (Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ip, 0), 1)) {
+            java.util.concurrent.CompletableFuture<Connection> connecting =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                        try {
+                            return Connector.connect(acceptor.localAddress(), ConnectionOptions.defaults(), TIMEOUT);
+                        } catch (InterruptedException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    });
+            try (Connection server = acceptor.accept(ConnectionOptions.defaults(), TIMEOUT)
+                    .orElseThrow(() -> new AssertionError("no connect request"))) {
+                Connection client = connecting.get(60, TimeUnit.SECONDS);
+                QueuePairPoster poster = client.queuePair().confinedPoster();
+                CompletionQueuePoller poller = client.completionQueue().confinedPoller();
+                try {
+                    IllegalStateException e = assertThrows(IllegalStateException.class, client::close);
+                    assertTrue(e.getMessage().contains("confined posters and pollers"), e.getMessage());
+                    assertFalse(client.isDisconnected(), "refused before the disconnect");
+                    poster.close();
+                    e = assertThrows(IllegalStateException.class, client::close, "the poller still holds the CQ");
+                    assertTrue(e.getMessage().contains(client.completionQueue().toString()), e.getMessage());
+                    poller.close();
+                    client.close();
+                    assertTrue(client.queuePair().isClosed() && client.completionQueue().isClosed());
+                    assertTrue(server.nextEvent(TIMEOUT).filter(ev -> ev.type() == CmEventType.DISCONNECTED)
+                            .isPresent(), "the server sees the disconnect");
+                } finally {
+                    poster.close();
+                    poller.close();
+                    client.close();
+                }
+            }
+        }
     }
 
     @Test

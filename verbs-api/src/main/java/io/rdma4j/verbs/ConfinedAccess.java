@@ -86,6 +86,11 @@ abstract sealed class ConfinedAccess implements AutoCloseable
         return release.name;
     }
 
+    @Override
+    public final String toString() {
+        return describe();
+    }
+
     /** The Cleaner's action (and the close's): releases the pin; warns unless {@link #close()} ran it. */
     private static final class Release implements Runnable {
 

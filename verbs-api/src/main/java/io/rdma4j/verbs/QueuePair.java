@@ -172,7 +172,7 @@ public final class QueuePair extends VerbsObject {
             requests.unpinNamed();
         }
         if (rc != 0) {
-            throw new PostException("ibv_post_send", rc, requests.badIndex());
+            throw new PostException("ibv_post_send", rc, requests.takeBadIndex());
         }
     }
 
@@ -209,7 +209,7 @@ public final class QueuePair extends VerbsObject {
             requests.unpinNamed();
         }
         if (rc != 0) {
-            throw new PostException("ibv_post_recv", rc, requests.badIndex());
+            throw new PostException("ibv_post_recv", rc, requests.takeBadIndex());
         }
     }
 

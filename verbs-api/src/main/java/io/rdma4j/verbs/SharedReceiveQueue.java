@@ -69,7 +69,7 @@ public final class SharedReceiveQueue extends VerbsObject {
             requests.unpinNamed();
         }
         if (rc != 0) {
-            throw new PostException("ibv_post_srq_recv", rc, requests.badIndex());
+            throw new PostException("ibv_post_srq_recv", rc, requests.takeBadIndex());
         }
     }
 

@@ -194,6 +194,12 @@ abstract class VerbsObject implements AutoCloseable {
         return getClass().getSimpleName() + "@0x" + Long.toHexString(resource.address());
     }
 
+    /** The same short description: the kind of object and its C address (a QP's type and number). */
+    @Override
+    public final String toString() {
+        return describe();
+    }
+
     /**
      * Closes every live object created from this one, then destroys this one. Idempotent and thread-safe.
      *

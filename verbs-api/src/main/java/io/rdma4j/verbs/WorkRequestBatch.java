@@ -203,7 +203,8 @@ abstract class WorkRequestBatch implements AutoCloseable {
     }
 
     /**
-     * Readies the batch for a post (its requests are linked as they were added) and clears {@code bad_wr}.
+     * Readies the batch for a post: its requests are linked as they were added, and {@code bad_wr} is NULL (the
+     * arena zeroed it, and {@link #takeBadIndex()} clears it after each failed post, so a post stores nothing).
      *
      * @return the first request
      */
@@ -212,7 +213,6 @@ abstract class WorkRequestBatch implements AutoCloseable {
         if (count == 0) {
             throw new IllegalStateException("the batch is empty");
         }
-        badRequest.set(ValueLayout.JAVA_LONG, 0, 0L);
         return requests;
     }
 
@@ -221,9 +221,10 @@ abstract class WorkRequestBatch implements AutoCloseable {
         return badRequest;
     }
 
-    /** Which request the verb reported through {@code bad_wr}. */
-    final int badIndex() {
+    /** After a failed post: which request the verb reported through {@code bad_wr} (-1: none); clears it. */
+    final int takeBadIndex() {
         long bad = badRequest.get(ValueLayout.JAVA_LONG, 0);
+        badRequest.set(ValueLayout.JAVA_LONG, 0, 0L);
         return bad == 0 ? -1 : (int) ((bad - requests.address()) / requestSize);
     }
 

@@ -82,9 +82,11 @@ class WorkRequestBatchTest {
     void theBadRequestIndexComesFromTheProvidersPointer() {
         try (ReceiveWorkRequests receives = new ReceiveWorkRequests(3, 0)) {
             MemorySegment first = receives.clear().add(1).add(2).add(3).prepareForPost();
-            assertEquals(-1, receives.badIndex(), "cleared before each post");
+            assertEquals(0, receives.badRequest().get(ValueLayout.JAVA_LONG, 0), "NULL before the first post");
             receives.badRequest().set(ValueLayout.JAVA_LONG, 0, first.address() + 2 * ibv_recv_wr.layout().byteSize());
-            assertEquals(2, receives.badIndex());
+            assertEquals(2, receives.takeBadIndex());
+            assertEquals(0, receives.badRequest().get(ValueLayout.JAVA_LONG, 0), "NULL again for the next post");
+            assertEquals(-1, receives.takeBadIndex(), "a failure that named no request");
         }
     }
 

@@ -262,6 +262,14 @@ public final class NativeResource implements Runnable {
         return !closing;
     }
 
+    /**
+     * Whether a call pins it right now (or a confined poster or poller holds it): for an owner that must refuse a
+     * close before it starts a teardown that the pin would stop halfway.
+     */
+    public boolean isPinned() {
+        return pins != 0;
+    }
+
     /** Ends a {@link #pin()}. */
     public void unpin() {
         PINS.getAndAdd(this, -1);
