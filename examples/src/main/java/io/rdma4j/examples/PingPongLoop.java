@@ -2,7 +2,8 @@ package io.rdma4j.examples;
 
 import io.rdma4j.verbs.CompletionChannel;
 import io.rdma4j.verbs.CompletionQueue;
-import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.CompletionQueuePoller;
+import io.rdma4j.verbs.QueuePairPoster;
 import io.rdma4j.verbs.ReceiveWorkRequests;
 import io.rdma4j.verbs.SendWorkRequests;
 import io.rdma4j.verbs.WorkCompletions;
@@ -15,7 +16,8 @@ import java.time.Duration;
  * The measured loop of rdma-core's pingpong tools: each queue pair sends its next SEND once its last SEND and a
  * receive have completed; receives are topped up to {@code -r} when only {@code threshold} remain; the time of
  * {@code -n} exchanges each way is printed as the C tools print it. With {@code -e} the loop sleeps on the CQ's
- * completion channel instead of polling.
+ * completion channel instead of polling. The loop polls through a {@link CompletionQueuePoller}, and the RC and UD
+ * tools post through a {@link QueuePairPoster}: one thread does it all, so no call needs a pin of its own.
  *
  * <p>The one departure from the C tools, which wait forever: no completion for 10 s is an error, since a peer
  * that died while only a receive was outstanding would never produce one (a pending SEND ends in RETRY_EXCEEDED).
@@ -42,8 +44,8 @@ final class PingPongLoop {
     private PingPongLoop() {
     }
 
-    /** The side of the RC and UD tools: one queue pair, its own receive queue, one SEND batch. */
-    static Side onOneQueuePair(QueuePair qp, SendWorkRequests send, ReceiveWorkRequests receive) {
+    /** The side of the RC and UD tools: one queue pair (posted to on this thread), its receive queue, one SEND batch. */
+    static Side onOneQueuePair(QueuePairPoster qp, SendWorkRequests send, ReceiveWorkRequests receive) {
         return new Side() {
             @Override
             public void send(int index) {
@@ -83,58 +85,61 @@ final class PingPongLoop {
             }
         }
         CompletionChannel channel = cq.channel();
-        long start = System.nanoTime();
-        long progress = start;
-        boolean progressed = false;
-        int idle = 0;
-        int sent = 0;
-        int received = 0;
-        while (sent < iters || received < iters) {
-            int n;
-            if (options.events()) {
-                if (channel.await(Duration.ofNanos(STALL_NANOS)).isEmpty()) {
-                    throw stalled(received);
-                }
-                cq.requestNotification(false);
-                n = cq.poll(completions);
-            } else {
-                n = cq.poll(completions);
-                if (n > 0) {
-                    progressed = true;
-                } else if (++idle == 1 << 16) {
-                    // The clock is read only here: it costs microseconds under emulation.
-                    idle = 0;
-                    long now = System.nanoTime();
-                    if (progressed) {
-                        progress = now;
-                        progressed = false;
-                    } else if (now - progress > STALL_NANOS) {
+        long start;
+        try (CompletionQueuePoller poller = cq.confinedPoller()) {
+            start = System.nanoTime();
+            long progress = start;
+            boolean progressed = false;
+            int idle = 0;
+            int sent = 0;
+            int received = 0;
+            while (sent < iters || received < iters) {
+                int n;
+                if (options.events()) {
+                    if (channel.await(Duration.ofNanos(STALL_NANOS)).isEmpty()) {
                         throw stalled(received);
                     }
-                }
-            }
-            for (int i = 0; i < n; i++) {
-                long id = completions.workRequestId(i);
-                if (!completions.isSuccess(i)) {
-                    throw new IllegalStateException("Failed status " + completions.statusText(i) + " ("
-                            + completions.status(i).value() + ") for wr_id " + id);
-                }
-                int qp = side.indexOf(completions.queuePairNumber(i));
-                if (id == SEND_ID) {
-                    sent++;
-                } else if (id == RECEIVE_ID) {
-                    if (--receivesPosted <= threshold) {
-                        side.postReceives(options.rxDepth() - receivesPosted);
-                        receivesPosted = options.rxDepth();
-                    }
-                    received++;
+                    cq.requestNotification(false);
+                    n = poller.poll(completions);
                 } else {
-                    throw new IllegalStateException("Completion for unknown wr_id " + id);
+                    n = poller.poll(completions);
+                    if (n > 0) {
+                        progressed = true;
+                    } else if (++idle == 1 << 16) {
+                        // The clock is read only here: it costs microseconds under emulation.
+                        idle = 0;
+                        long now = System.nanoTime();
+                        if (progressed) {
+                            progress = now;
+                            progressed = false;
+                        } else if (now - progress > STALL_NANOS) {
+                            throw stalled(received);
+                        }
+                    }
                 }
-                pending[qp] &= ~id;
-                if (sent < iters && pending[qp] == 0) {
-                    side.send(qp);
-                    pending[qp] = RECEIVE_ID | SEND_ID;
+                for (int i = 0; i < n; i++) {
+                    long id = completions.workRequestId(i);
+                    if (!completions.isSuccess(i)) {
+                        throw new IllegalStateException("Failed status " + completions.statusText(i) + " ("
+                                + completions.status(i).value() + ") for wr_id " + id);
+                    }
+                    int qp = side.indexOf(completions.queuePairNumber(i));
+                    if (id == SEND_ID) {
+                        sent++;
+                    } else if (id == RECEIVE_ID) {
+                        if (--receivesPosted <= threshold) {
+                            side.postReceives(options.rxDepth() - receivesPosted);
+                            receivesPosted = options.rxDepth();
+                        }
+                        received++;
+                    } else {
+                        throw new IllegalStateException("Completion for unknown wr_id " + id);
+                    }
+                    pending[qp] &= ~id;
+                    if (sent < iters && pending[qp] == 0) {
+                        side.send(qp);
+                        pending[qp] = RECEIVE_ID | SEND_ID;
+                    }
                 }
             }
         }

@@ -5,6 +5,7 @@ import io.rdma4j.verbs.CompletionQueue;
 import io.rdma4j.verbs.MemoryRegion;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.QueuePairPoster;
 import io.rdma4j.verbs.QueuePairCapabilities;
 import io.rdma4j.verbs.QueuePairType;
 import io.rdma4j.verbs.ReceiveWorkRequests;
@@ -70,8 +71,12 @@ public final class RcPingPong {
                 PingPongLoop.markPages(buffer.segment());
             }
             send.clear().send(PingPongLoop.SEND_ID).gather(buffer, 0, options.size()).signaled();
-            double micros = PingPongLoop.run(options, cq, completions,
-                    PingPongLoop.onOneQueuePair(qp, send, receive), 1, 1, out);
+            double micros;
+            // Closed before the device closes the queue pair: an open poster keeps it from closing.
+            try (QueuePairPoster poster = qp.confinedPoster()) {
+                micros = PingPongLoop.run(options, cq, completions, PingPongLoop.onOneQueuePair(poster, send, receive),
+                        1, 1, out);
+            }
             if (options.server() == null && options.validate()) {
                 PingPongLoop.checkPages(buffer.segment(), out);
             }

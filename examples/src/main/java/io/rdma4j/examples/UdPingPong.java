@@ -5,6 +5,7 @@ import io.rdma4j.verbs.AddressHandle;
 import io.rdma4j.verbs.MemoryRegion;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.QueuePairPoster;
 import io.rdma4j.verbs.QueuePairCapabilities;
 import io.rdma4j.verbs.QueuePairType;
 import io.rdma4j.verbs.ReceiveWorkRequests;
@@ -83,8 +84,12 @@ public final class UdPingPong {
             }
             send.clear().send(PingPongLoop.SEND_ID).gather(buffer, GRH, options.size()).signaled()
                     .destination(peerAddress.get(), remote.getFirst().qpn(), QKEY);
-            double micros = PingPongLoop.run(options, device.completionQueue(), completions,
-                    PingPongLoop.onOneQueuePair(qp, send, receive), 1, 1, out);
+            double micros;
+            // Closed before the device closes the queue pair: an open poster keeps it from closing.
+            try (QueuePairPoster poster = qp.confinedPoster()) {
+                micros = PingPongLoop.run(options, device.completionQueue(), completions,
+                        PingPongLoop.onOneQueuePair(poster, send, receive), 1, 1, out);
+            }
             if (options.server() == null && options.validate()) {
                 PingPongLoop.checkPages(buffer.segment().asSlice(GRH), out);
             }
