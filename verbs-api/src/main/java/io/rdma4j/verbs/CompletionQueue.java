@@ -6,6 +6,7 @@ import io.rdma4j.bindings.verbs.ibv_cq;
 import io.rdma4j.bindings.verbs.ibv_cq_ex;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -112,7 +113,13 @@ public final class CompletionQueue extends VerbsObject {
 
     /** {@link #poll(WorkCompletions)} on the pointer of a pin already held (by that call or a poller). */
     int poll(MemorySegment cq, WorkCompletions completions) {
-        int n = ContextOps.ibv_poll_cq(pollFunction, cq, completions.capacity(), completions.array());
+        int n;
+        try {
+            n = ContextOps.ibv_poll_cq(pollFunction, cq.address(), completions.capacity(), completions.arrayAddress());
+        } finally {
+            // The verb writes the batch's memory by address: the batch must outlive the call.
+            Reference.reachabilityFence(completions);
+        }
         if (n < 0) {
             completions.count(0);
             throw RdmaException.of("ibv_poll_cq", -n, describe());

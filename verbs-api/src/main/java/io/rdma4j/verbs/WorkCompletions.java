@@ -35,6 +35,7 @@ public final class WorkCompletions implements AutoCloseable {
 
     private boolean closed;
     private final MemorySegment array;
+    private final long arrayAddress;
     private final int capacity;
     private int count;
 
@@ -48,6 +49,7 @@ public final class WorkCompletions implements AutoCloseable {
         }
         this.capacity = capacity;
         this.array = Arena.ofAuto().allocate(ibv_wc.layout(), capacity);
+        this.arrayAddress = array.address();
     }
 
     /** How many completions a poll may return. */
@@ -155,10 +157,10 @@ public final class WorkCompletions implements AutoCloseable {
         count = 0;
     }
 
-    /** The native array, for the poll verb. */
-    MemorySegment array() {
+    /** The native array's address, for the poll verb (the batch must stay reachable until it returns). */
+    long arrayAddress() {
         requireOpen();
-        return array;
+        return arrayAddress;
     }
 
     /** Records how many completions the last poll wrote. */

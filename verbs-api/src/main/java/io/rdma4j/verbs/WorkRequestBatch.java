@@ -25,9 +25,10 @@ import java.lang.foreign.ValueLayout;
  * such a post ends the request in an error completion, never in a read of freed memory, and the post saves two
  * atomic operations per region. Runs of one object are remembered once.
  *
- * <p>The memory is in an automatic arena: a post acquires nothing for it (a shared arena costs two atomic operations
- * per post, measured as part of the host benchmark's gap), and a batch closed by another thread during a post can
- * never free memory under it. {@link #close()} ends the batch's use (every later call throws); the memory returns
+ * <p>The memory is in an automatic arena: a post passes its addresses (no segment to check and unwrap; a shared arena
+ * would cost two atomic operations per post, measured as part of the host benchmark's gap) and keeps the batch
+ * reachable until the verb returns, so a batch closed or dropped by another thread during a post can never free
+ * memory under it. {@link #close()} ends the batch's use (every later call throws); the memory returns
  * when the batch is unreachable.
  */
 abstract class WorkRequestBatch implements AutoCloseable {
@@ -42,6 +43,8 @@ abstract class WorkRequestBatch implements AutoCloseable {
     final MemorySegment requests;
     private final MemorySegment sges;
     private final MemorySegment badRequest;
+    private final long requestsAddress;
+    private final long badRequestAddress;
     private final long requestSize;
     private final long wrIdOffset;
     private final long nextOffset;
@@ -78,6 +81,8 @@ abstract class WorkRequestBatch implements AutoCloseable {
         this.requests = arena.allocate(layout, capacity);
         this.sges = arena.allocate(ibv_sge.layout(), Math.max(1L, (long) capacity * maxScatterGather));
         this.badRequest = arena.allocate(ValueLayout.ADDRESS);
+        this.requestsAddress = requests.address();
+        this.badRequestAddress = badRequest.address();
         // Per request: its entries' regions plus at most two more objects (an address handle; a window and region).
         this.named = new VerbsObject[Math.toIntExact(Math.min(Integer.MAX_VALUE - 8,
                 (long) capacity * (maxScatterGather + 2)))];
@@ -206,19 +211,24 @@ abstract class WorkRequestBatch implements AutoCloseable {
      * Readies the batch for a post: its requests are linked as they were added, and {@code bad_wr} is NULL (the
      * arena zeroed it, and {@link #takeBadIndex()} clears it after each failed post, so a post stores nothing).
      *
-     * @return the first request
+     * @return the address of the first request (the batch must stay reachable until the post returns)
      */
-    final MemorySegment prepareForPost() {
+    final long prepareForPost() {
         requireOpen();
         if (count == 0) {
             throw new IllegalStateException("the batch is empty");
         }
-        return requests;
+        return requestsAddress;
     }
 
     /** The {@code bad_wr} out-parameter of the post verbs. */
     final MemorySegment badRequest() {
         return badRequest;
+    }
+
+    /** Its address (the batch must stay reachable until the post returns). */
+    final long badRequestAddress() {
+        return badRequestAddress;
     }
 
     /** After a failed post: which request the verb reported through {@code bad_wr} (-1: none); clears it. */

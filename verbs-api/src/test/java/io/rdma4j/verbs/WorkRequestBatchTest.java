@@ -28,7 +28,8 @@ class WorkRequestBatchTest {
                     .rdmaWrite(11, 0x1000_2000L, 0x77).gatherUnchecked(0xA000, 100, 5).gatherUnchecked(0xB000, 200, 6)
                     .signaled().fence()
                     .sendWithImmediate(12, 0x01020304).solicited();
-            MemorySegment first = sends.prepareForPost();
+            assertEquals(sends.requests.address(), sends.prepareForPost(), "the first request's address");
+            MemorySegment first = sends.requests;
             MemorySegment wr0 = first.asSlice(0, ibv_send_wr.layout().byteSize());
             MemorySegment wr1 = first.asSlice(ibv_send_wr.layout().byteSize(), ibv_send_wr.layout().byteSize());
             assertEquals(11, ibv_send_wr.wr_id(wr0));
@@ -57,7 +58,8 @@ class WorkRequestBatchTest {
             receives.clear().add(1).scatterUnchecked(0x10, 8, 1).add(2).scatterUnchecked(0x20, 8, 2);
             receives.prepareForPost();
             receives.clear().add(3);
-            MemorySegment first = receives.prepareForPost();
+            assertEquals(receives.requests.address(), receives.prepareForPost(), "the first request's address");
+            MemorySegment first = receives.requests;
             assertEquals(1, receives.count());
             assertEquals(3, ibv_recv_wr.wr_id(first));
             assertEquals(0, ibv_recv_wr.num_sge(first));
@@ -81,9 +83,9 @@ class WorkRequestBatchTest {
     @Test
     void theBadRequestIndexComesFromTheProvidersPointer() {
         try (ReceiveWorkRequests receives = new ReceiveWorkRequests(3, 0)) {
-            MemorySegment first = receives.clear().add(1).add(2).add(3).prepareForPost();
+            long first = receives.clear().add(1).add(2).add(3).prepareForPost();
             assertEquals(0, receives.badRequest().get(ValueLayout.JAVA_LONG, 0), "NULL before the first post");
-            receives.badRequest().set(ValueLayout.JAVA_LONG, 0, first.address() + 2 * ibv_recv_wr.layout().byteSize());
+            receives.badRequest().set(ValueLayout.JAVA_LONG, 0, first + 2 * ibv_recv_wr.layout().byteSize());
             assertEquals(2, receives.takeBadIndex());
             assertEquals(0, receives.badRequest().get(ValueLayout.JAVA_LONG, 0), "NULL again for the next post");
             assertEquals(-1, receives.takeBadIndex(), "a failure that named no request");

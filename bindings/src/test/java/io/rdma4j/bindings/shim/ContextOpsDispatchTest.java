@@ -63,7 +63,8 @@ class ContextOpsDispatchTest {
             ibv_send_wr.wr.rdma.rkey(rdma, 0x7777);
             MemorySegment badWr = arena.allocate(ValueLayout.ADDRESS);
 
-            int ret = ContextOps.ibv_post_send(ContextOps.postSendFunction(context), qp, wr, badWr);
+            int ret = ContextOps.ibv_post_send(ContextOps.postSendFunction(context), qp.address(), wr.address(),
+                    badWr.address());
 
             assertEquals(RdmaCore.ENOMEM(), ret, "the provider's return value is passed back");
             assertEquals(wr.address(), badWr.get(ValueLayout.ADDRESS, 0).address(), "bad_wr written by the provider");
@@ -96,7 +97,8 @@ class ContextOpsDispatchTest {
             }, arena));
 
             MemorySegment wcs = ibv_wc.allocateArray(4, arena);
-            assertEquals(2, ContextOps.ibv_poll_cq(ContextOps.pollCqFunction(context), cq, 4, wcs));
+            assertEquals(2, ContextOps.ibv_poll_cq(ContextOps.pollCqFunction(context), cq.address(), 4,
+                    wcs.address()));
             assertEquals(100, ibv_wc.wr_id(ibv_wc.asSlice(wcs, 0)));
             assertEquals(101, ibv_wc.wr_id(ibv_wc.asSlice(wcs, 1)));
             assertEquals(4, ibv_wc.byte_len(ibv_wc.asSlice(wcs, 1)), "num_entries reached the provider");
