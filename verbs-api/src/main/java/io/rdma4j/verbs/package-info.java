@@ -12,8 +12,10 @@
  *   <li>The data path, allocation-free: {@link io.rdma4j.verbs.SendWorkRequests} and
  *       {@link io.rdma4j.verbs.ReceiveWorkRequests} are reusable native batches posted by
  *       {@link io.rdma4j.verbs.QueuePair#postSend}/{@code postReceive}; {@link io.rdma4j.verbs.WorkCompletions} is
- *       the reusable array {@link io.rdma4j.verbs.CompletionQueue#poll} fills. The extended API:
- *       {@link io.rdma4j.verbs.ExtendedSend}, {@link io.rdma4j.verbs.ExtendedPoll}.</li>
+ *       the reusable array {@link io.rdma4j.verbs.CompletionQueue#poll} fills. A loop on one thread posts and polls
+ *       through a {@link io.rdma4j.verbs.QueuePairPoster}, {@link io.rdma4j.verbs.SharedReceiveQueuePoster} and
+ *       {@link io.rdma4j.verbs.CompletionQueuePoller}, which hold their queue for that thread instead of pinning it
+ *       per call. The extended API: {@link io.rdma4j.verbs.ExtendedSend}, {@link io.rdma4j.verbs.ExtendedPoll}.</li>
  *   <li>Values: {@link io.rdma4j.verbs.QueuePairAttributes} (checked against the state machine),
  *       {@link io.rdma4j.verbs.AddressVector}, {@link io.rdma4j.verbs.PortAttributes},
  *       {@link io.rdma4j.verbs.DeviceAttributes} and the enums of the C constants; failures are
