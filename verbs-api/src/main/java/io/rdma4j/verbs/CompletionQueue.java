@@ -103,7 +103,7 @@ public final class CompletionQueue extends VerbsObject {
      * @throws IllegalStateException if this queue or the batch is closed
      */
     public int poll(WorkCompletions completions) {
-        MemorySegment cq = pinned();
+        long cq = pinned().address();
         try {
             return poll(cq, completions);
         } finally {
@@ -111,11 +111,11 @@ public final class CompletionQueue extends VerbsObject {
         }
     }
 
-    /** {@link #poll(WorkCompletions)} on the pointer of a pin already held (by that call or a poller). */
-    int poll(MemorySegment cq, WorkCompletions completions) {
+    /** {@link #poll(WorkCompletions)} on the address of a pin already held (by that call or a poller). */
+    int poll(long cq, WorkCompletions completions) {
         int n;
         try {
-            n = ContextOps.ibv_poll_cq(pollFunction, cq.address(), completions.capacity(), completions.arrayAddress());
+            n = ContextOps.ibv_poll_cq(pollFunction, cq, completions.capacity(), completions.arrayAddress());
         } finally {
             // The verb writes the batch's memory by address: the batch must outlive the call.
             Reference.reachabilityFence(completions);

@@ -37,7 +37,7 @@ public final class CompletionQueuePoller extends ConfinedAccess {
     public int poll(WorkCompletions completions) {
         checkUse();
         try {
-            return queue.poll(pointer, completions);
+            return queue.poll(address, completions);
         } finally {
             // The pin lives as long as this poller: it must stay reachable until the call returns.
             Reference.reachabilityFence(this);

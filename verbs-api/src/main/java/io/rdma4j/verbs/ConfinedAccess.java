@@ -1,7 +1,6 @@
 package io.rdma4j.verbs;
 
 import io.rdma4j.verbs.internal.NativeResource;
-import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,12 +27,12 @@ abstract sealed class ConfinedAccess implements AutoCloseable
     private final Release release;
     private final Cleaner.Cleanable cleanable;
     private boolean closed;
-    /** The target's C pointer, valid while the pin is held. */
-    final MemorySegment pointer;
+    /** The target's C address, valid while the pin is held. */
+    final long address;
 
     /** @throws IllegalStateException if {@code target} is closed or being closed */
     ConfinedAccess(VerbsObject target) {
-        this.pointer = target.pinned();
+        this.address = target.pinned().address();
         this.owner = Thread.currentThread();
         this.release = new Release(target.resource(), getClass().getSimpleName() + " of " + target.describe());
         this.cleanable = VerbsObject.CLEANER.register(this, release);

@@ -149,7 +149,7 @@ public final class QueuePair extends VerbsObject {
      *                               handle or window, or (UD) lacks a destination
      */
     public void postSend(SendWorkRequests requests) {
-        MemorySegment qp = pinned();
+        long qp = pinned().address();
         try {
             postSend(qp, requests);
         } finally {
@@ -157,8 +157,8 @@ public final class QueuePair extends VerbsObject {
         }
     }
 
-    /** {@link #postSend(SendWorkRequests)} on the pointer of a pin already held (by that call or a poster). */
-    void postSend(MemorySegment qp, SendWorkRequests requests) {
+    /** {@link #postSend(SendWorkRequests)} on the address of a pin already held (by that call or a poster). */
+    void postSend(long qp, SendWorkRequests requests) {
         checkDepth(requests, capabilities.maxSendWorkRequests(), "send");
         if (type == QueuePairType.UNRELIABLE_DATAGRAM && !requests.everyRequestAddressed()) {
             // The provider reads the address handle of every UD request: a missing one is a NULL dereference.
@@ -168,7 +168,7 @@ public final class QueuePair extends VerbsObject {
         int rc;
         requests.pinNamed();
         try {
-            rc = ContextOps.ibv_post_send(postSendFunction, qp.address(), first, requests.badRequestAddress());
+            rc = ContextOps.ibv_post_send(postSendFunction, qp, first, requests.badRequestAddress());
         } finally {
             requests.unpinNamed();
             // The verb reads the batch's memory by address: the batch must outlive the call.
@@ -188,7 +188,7 @@ public final class QueuePair extends VerbsObject {
      *                               granted, or if a request names a closed region
      */
     public void postReceive(ReceiveWorkRequests requests) {
-        MemorySegment qp = pinned();
+        long qp = pinned().address();
         try {
             postReceive(qp, requests);
         } finally {
@@ -196,8 +196,8 @@ public final class QueuePair extends VerbsObject {
         }
     }
 
-    /** {@link #postReceive(ReceiveWorkRequests)} on the pointer of a pin already held (by that call or a poster). */
-    void postReceive(MemorySegment qp, ReceiveWorkRequests requests) {
+    /** {@link #postReceive(ReceiveWorkRequests)} on the address of a pin already held (by that call or a poster). */
+    void postReceive(long qp, ReceiveWorkRequests requests) {
         if (usesSharedReceiveQueue) {
             // Some providers (siw) crash when asked to post to the receive queue such a QP does not have.
             throw new IllegalStateException(describe() + " takes its receives from a shared receive queue: post there");
@@ -207,7 +207,7 @@ public final class QueuePair extends VerbsObject {
         int rc;
         requests.pinNamed();
         try {
-            rc = ContextOps.ibv_post_recv(postReceiveFunction, qp.address(), first, requests.badRequestAddress());
+            rc = ContextOps.ibv_post_recv(postReceiveFunction, qp, first, requests.badRequestAddress());
         } finally {
             requests.unpinNamed();
             // The verb reads the batch's memory by address: the batch must outlive the call.

@@ -38,7 +38,7 @@ public final class QueuePairPoster extends ConfinedAccess {
     public void postSend(SendWorkRequests requests) {
         checkUse();
         try {
-            queuePair.postSend(pointer, requests);
+            queuePair.postSend(address, requests);
         } finally {
             // The pin lives as long as this poster: it must stay reachable until the call returns.
             Reference.reachabilityFence(this);
@@ -55,7 +55,7 @@ public final class QueuePairPoster extends ConfinedAccess {
     public void postReceive(ReceiveWorkRequests requests) {
         checkUse();
         try {
-            queuePair.postReceive(pointer, requests);
+            queuePair.postReceive(address, requests);
         } finally {
             Reference.reachabilityFence(this);
         }

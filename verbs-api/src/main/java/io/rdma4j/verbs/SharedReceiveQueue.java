@@ -51,7 +51,7 @@ public final class SharedReceiveQueue extends VerbsObject {
      * @throws IllegalStateException if this queue or the batch is closed, or a request names a closed region
      */
     public void postReceive(ReceiveWorkRequests requests) {
-        MemorySegment srq = pinned();
+        long srq = pinned().address();
         try {
             postReceive(srq, requests);
         } finally {
@@ -59,13 +59,13 @@ public final class SharedReceiveQueue extends VerbsObject {
         }
     }
 
-    /** {@link #postReceive(ReceiveWorkRequests)} on the pointer of a pin already held (by that call or a poster). */
-    void postReceive(MemorySegment srq, ReceiveWorkRequests requests) {
+    /** {@link #postReceive(ReceiveWorkRequests)} on the address of a pin already held (by that call or a poster). */
+    void postReceive(long srq, ReceiveWorkRequests requests) {
         long first = requests.prepareForPost();
         int rc;
         requests.pinNamed();
         try {
-            rc = ContextOps.ibv_post_srq_recv(postFunction, srq.address(), first, requests.badRequestAddress());
+            rc = ContextOps.ibv_post_srq_recv(postFunction, srq, first, requests.badRequestAddress());
         } finally {
             requests.unpinNamed();
             // The verb reads the batch's memory by address: the batch must outlive the call.

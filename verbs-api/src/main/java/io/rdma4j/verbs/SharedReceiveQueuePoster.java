@@ -36,7 +36,7 @@ public final class SharedReceiveQueuePoster extends ConfinedAccess {
     public void postReceive(ReceiveWorkRequests requests) {
         checkUse();
         try {
-            queue.postReceive(pointer, requests);
+            queue.postReceive(address, requests);
         } finally {
             // The pin lives as long as this poster: it must stay reachable until the call returns.
             Reference.reachabilityFence(this);

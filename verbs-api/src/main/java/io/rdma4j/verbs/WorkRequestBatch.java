@@ -235,7 +235,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
     final int takeBadIndex() {
         long bad = badRequest.get(ValueLayout.JAVA_LONG, 0);
         badRequest.set(ValueLayout.JAVA_LONG, 0, 0L);
-        return bad == 0 ? -1 : (int) ((bad - requests.address()) / requestSize);
+        return bad == 0 ? -1 : (int) ((bad - requestsAddress) / requestSize);
     }
 
     /** Ends the batch's use: every later call throws. Idempotent; the memory returns once it is unreachable. */
