@@ -75,7 +75,6 @@ final class PingPongLoop {
     static double run(PingPongOptions options, CompletionQueue cq, WorkCompletions completions, Side side,
                       int queuePairs, int threshold, PrintStream out) throws InterruptedException {
         int iters = options.iters();
-        int receivesPosted = options.rxDepth();
         long[] pending = new long[queuePairs];
         for (int i = 0; i < queuePairs; i++) {
             pending[i] = RECEIVE_ID;
@@ -84,70 +83,78 @@ final class PingPongLoop {
                 pending[i] |= SEND_ID;
             }
         }
-        CompletionChannel channel = cq.channel();
         long start;
         try (CompletionQueuePoller poller = cq.confinedPoller()) {
             start = System.nanoTime();
-            long progress = start;
-            boolean progressed = false;
-            int idle = 0;
-            int sent = 0;
-            int received = 0;
-            while (sent < iters || received < iters) {
-                int n;
-                if (options.events()) {
-                    if (channel.await(Duration.ofNanos(STALL_NANOS)).isEmpty()) {
-                        throw stalled(received);
-                    }
-                    cq.requestNotification(false);
-                    n = poller.poll(completions);
-                } else {
-                    n = poller.poll(completions);
-                    if (n > 0) {
-                        progressed = true;
-                    } else if (++idle == 1 << 16) {
-                        // The clock is read only here: it costs microseconds under emulation.
-                        idle = 0;
-                        long now = System.nanoTime();
-                        if (progressed) {
-                            progress = now;
-                            progressed = false;
-                        } else if (now - progress > STALL_NANOS) {
-                            throw stalled(received);
-                        }
-                    }
-                }
-                for (int i = 0; i < n; i++) {
-                    long id = completions.workRequestId(i);
-                    if (!completions.isSuccess(i)) {
-                        throw new IllegalStateException("Failed status " + completions.statusText(i) + " ("
-                                + completions.status(i).value() + ") for wr_id " + id);
-                    }
-                    int qp = side.indexOf(completions.queuePairNumber(i));
-                    if (id == SEND_ID) {
-                        sent++;
-                    } else if (id == RECEIVE_ID) {
-                        if (--receivesPosted <= threshold) {
-                            side.postReceives(options.rxDepth() - receivesPosted);
-                            receivesPosted = options.rxDepth();
-                        }
-                        received++;
-                    } else {
-                        throw new IllegalStateException("Completion for unknown wr_id " + id);
-                    }
-                    pending[qp] &= ~id;
-                    if (sent < iters && pending[qp] == 0) {
-                        side.send(qp);
-                        pending[qp] = RECEIVE_ID | SEND_ID;
-                    }
-                }
-            }
+            exchange(options, poller, completions, side, pending, threshold);
         }
         double micros = (System.nanoTime() - start) / 1_000.0;
         long bytes = (long) options.size() * iters * 2;
         out.printf("%d bytes in %.2f seconds = %.2f Mbit/sec%n", bytes, micros / 1e6, bytes * 8 / micros);
         out.printf("%d iters in %.2f seconds = %.2f usec/iter%n", iters, micros / 1e6, micros / iters);
         return micros / iters;
+    }
+
+    /** Polls and sends until {@code -n} SENDs and receives have completed on each side. */
+    private static void exchange(PingPongOptions options, CompletionQueuePoller poller, WorkCompletions completions,
+                                 Side side, long[] pending, int threshold) throws InterruptedException {
+        int iters = options.iters();
+        int receivesPosted = options.rxDepth();
+        CompletionChannel channel = poller.queue().channel();
+        long progress = System.nanoTime();
+        boolean progressed = false;
+        int idle = 0;
+        int sent = 0;
+        int received = 0;
+        while (sent < iters || received < iters) {
+            int n;
+            if (options.events()) {
+                if (channel.await(Duration.ofNanos(STALL_NANOS)).isEmpty()) {
+                    throw stalled(received);
+                }
+                poller.queue().requestNotification(false);
+                n = poller.poll(completions);
+            } else {
+                n = poller.poll(completions);
+                if (n > 0) {
+                    progressed = true;
+                } else if (++idle == 1 << 16) {
+                    // The clock is read only here: it costs microseconds under emulation.
+                    idle = 0;
+                    long now = System.nanoTime();
+                    if (progressed) {
+                        progress = now;
+                        progressed = false;
+                    } else if (now - progress > STALL_NANOS) {
+                        throw stalled(received);
+                    }
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                long id = completions.workRequestId(i);
+                if (!completions.isSuccess(i)) {
+                    throw new IllegalStateException("Failed status " + completions.statusText(i) + " ("
+                            + completions.status(i).value() + ") for wr_id " + id);
+                }
+                int qp = side.indexOf(completions.queuePairNumber(i));
+                if (id == SEND_ID) {
+                    sent++;
+                } else if (id == RECEIVE_ID) {
+                    if (--receivesPosted <= threshold) {
+                        side.postReceives(options.rxDepth() - receivesPosted);
+                        receivesPosted = options.rxDepth();
+                    }
+                    received++;
+                } else {
+                    throw new IllegalStateException("Completion for unknown wr_id " + id);
+                }
+                pending[qp] &= ~id;
+                if (sent < iters && pending[qp] == 0) {
+                    side.send(qp);
+                    pending[qp] = RECEIVE_ID | SEND_ID;
+                }
+            }
+        }
     }
 
     /**
