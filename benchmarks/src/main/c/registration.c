@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define CHECK(x) do { if (!(x)) { fprintf(stderr, "failed: %s\n", #x); exit(1); } } while (0)
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
 	CHECK(pd = ibv_alloc_pd(ctx));
 	CHECK(cq = ibv_create_cq(ctx, 32, NULL, NULL, 0));
 	CHECK(buffer = aligned_alloc(4096, 64 << 20));
+	/* 4 KiB pages, as Registration's: left to transparent huge pages, one process got them and the next not. */
+	CHECK(!madvise(buffer, 64 << 20, MADV_NOHUGEPAGE));
 	memset(buffer, 1, 64 << 20);
 	size = sizes[0];
 	for (long i = 0; i < warmup; i++) {

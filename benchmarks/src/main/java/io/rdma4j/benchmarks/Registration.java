@@ -7,9 +7,13 @@ import io.rdma4j.verbs.Device;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePairCapabilities;
 import io.rdma4j.verbs.QueuePairType;
-import java.lang.foreign.Arena;
 import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Locale;
@@ -20,8 +24,9 @@ import java.util.Set;
  * ({@link ProtectionDomain#registerMemory} + close of one buffer of 4 KiB, 64 KiB, 1 MiB and 64 MiB) and RC queue
  * pairs (create + close) per second on one device. First WARMUP registrations of 4 KiB and WARMUP queue pairs, and
  * a wait for the JIT to finish compiling what they made hot ({@link JitQuiet}, at most 30 s), then each loop runs
- * unmeasured for SECONDS and is counted for SECONDS, the clock read once per iteration as the C loop
- * reads it. The count matters, not the time: the JIT compiles a method once it has run some thousand times, and
+ * unmeasured for SECONDS, waits for the JIT again (the loop's own code is compiled in those seconds, by compiler
+ * threads that share the loop's CPU: without the wait, one loop in a few ran at a fifth of its rate in the lab) and
+ * is counted for SECONDS, the clock read once per iteration as the C loop reads it. The count matters, not the time: the JIT compiles a method once it has run some thousand times, and
  * under emulation, where the interpreted path of a queue pair takes milliseconds, eight seconds were not enough.
  * Prints {@code register SIZE RATE} and {@code queue-pair 0 RATE} lines, as the C program does.
  *
@@ -32,6 +37,14 @@ import java.util.Set;
 public final class Registration {
 
     private static final long[] SIZES = {4096, 65536, 1 << 20, 64 << 20};
+    /** Linux's {@code MADV_NOHUGEPAGE}. */
+    private static final int MADV_NOHUGEPAGE = 15;
+    private static final MethodHandle MADVISE = libc("madvise",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+    private static final MethodHandle ALIGNED_ALLOC = libc("aligned_alloc",
+            FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+    private static final MethodHandle FREE = libc("free", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS));
+    private static final Duration JIT_QUIET_MAX = Duration.ofSeconds(30);
     private static final Set<Access> ACCESS = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ);
 
     private Registration() {
@@ -55,7 +68,7 @@ public final class Registration {
              ProtectionDomain pd = context.allocateProtectionDomain();
              CompletionQueue cq = context.createCompletionQueue(32);
              Arena arena = Arena.ofConfined()) {
-            MemorySegment buffer = arena.allocate(SIZES[SIZES.length - 1], 4096).fill((byte) 1);
+            MemorySegment buffer = smallPages(SIZES[SIZES.length - 1], arena).fill((byte) 1);
             QueuePairCapabilities caps = new QueuePairCapabilities(16, 16, 1, 1, 0);
             Runnable queuePair = () -> pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq)
                     .capabilities(caps).create().close();
@@ -64,7 +77,7 @@ public final class Registration {
                 pd.registerMemory(first, ACCESS).close();
                 queuePair.run();
             }
-            JitQuiet.await(Duration.ofSeconds(30));
+            JitQuiet.await(JIT_QUIET_MAX);
             for (long size : SIZES) {
                 MemorySegment slice = buffer.asSlice(0, size);
                 print(out, "register", size, rate(() -> pd.registerMemory(slice, ACCESS).close(), seconds));
@@ -73,12 +86,55 @@ public final class Registration {
         }
     }
 
-    /** Runs {@code op} for {@code seconds} unmeasured, then counts it for {@code seconds}. */
-    private static double rate(Runnable op, double seconds) {
+    /**
+     * {@code size} bytes in 4 KiB pages, freed with {@code arena}: {@code aligned_alloc} and
+     * {@code madvise(MADV_NOHUGEPAGE)} before a page is touched, as registration.c allocates its buffer (an arena's
+     * own memory comes zeroed, its pages already in place). Left to transparent huge pages, the lab's programs got
+     * them in one process and not in the next, C and Java alike, and rxe registered 1 MiB and 64 MiB about twice as
+     * fast in huge pages.
+     */
+    private static MemorySegment smallPages(long size, Arena arena) {
+        try {
+            MemorySegment memory = (MemorySegment) ALIGNED_ALLOC.invokeExact(4096L, size);
+            if (memory.address() == 0) {
+                throw new OutOfMemoryError("aligned_alloc of " + size + " bytes");
+            }
+            MemorySegment buffer = memory.reinterpret(size, arena, Registration::free);
+            if ((int) MADVISE.invokeExact(buffer, size, MADV_NOHUGEPAGE) != 0) {
+                throw new IllegalStateException("madvise(MADV_NOHUGEPAGE) failed");
+            }
+            return buffer;
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    private static MethodHandle libc(String name, FunctionDescriptor descriptor) {
+        Linker linker = Linker.nativeLinker();
+        return linker.downcallHandle(linker.defaultLookup().findOrThrow(name), descriptor);
+    }
+
+    private static void free(MemorySegment memory) {
+        try {
+            FREE.invokeExact(memory);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * Runs {@code op} for {@code seconds} unmeasured, waits for the compiler threads to finish what that made hot (each
+     * loop's own code is compiled there, and this process's compiler threads share its CPU), then counts it for
+     * {@code seconds}.
+     */
+    private static double rate(Runnable op, double seconds) throws InterruptedException {
         long end = System.nanoTime() + (long) (seconds * 1e9);
         while (System.nanoTime() < end) {
             op.run();
         }
+        JitQuiet.await(JIT_QUIET_MAX);
         long start = System.nanoTime();
         end = start + (long) (seconds * 1e9);
         long n = 0;
