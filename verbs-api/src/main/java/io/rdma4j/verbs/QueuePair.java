@@ -15,7 +15,6 @@ import io.rdma4j.verbs.internal.NativeResource;
 import io.rdma4j.verbs.internal.QueuePairFactory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.ref.Reference;
 import java.util.Objects;
 import java.util.Set;
 
@@ -164,19 +163,7 @@ public final class QueuePair extends VerbsObject {
             // The provider reads the address handle of every UD request: a missing one is a NULL dereference.
             throw new IllegalStateException("a send on a UD queue pair needs a destination(...) on every request");
         }
-        long first = requests.prepareForPost();
-        int rc;
-        requests.pinNamed();
-        try {
-            rc = ContextOps.ibv_post_send(postSendFunction, qp, first, requests.badRequestAddress());
-        } finally {
-            requests.unpinNamed();
-            // The verb reads the batch's memory by address: the batch must outlive the call.
-            Reference.reachabilityFence(requests);
-        }
-        if (rc != 0) {
-            throw new PostException("ibv_post_send", rc, requests.takeBadIndex());
-        }
+        requests.post(postSendFunction, qp, "ibv_post_send");
     }
 
     /**
@@ -203,19 +190,7 @@ public final class QueuePair extends VerbsObject {
             throw new IllegalStateException(describe() + " takes its receives from a shared receive queue: post there");
         }
         checkDepth(requests, capabilities.maxReceiveWorkRequests(), "receive");
-        long first = requests.prepareForPost();
-        int rc;
-        requests.pinNamed();
-        try {
-            rc = ContextOps.ibv_post_recv(postReceiveFunction, qp, first, requests.badRequestAddress());
-        } finally {
-            requests.unpinNamed();
-            // The verb reads the batch's memory by address: the batch must outlive the call.
-            Reference.reachabilityFence(requests);
-        }
-        if (rc != 0) {
-            throw new PostException("ibv_post_recv", rc, requests.takeBadIndex());
-        }
+        requests.post(postReceiveFunction, qp, "ibv_post_recv");
     }
 
     /**

@@ -6,7 +6,6 @@ import io.rdma4j.bindings.verbs.ibv_srq;
 import io.rdma4j.bindings.verbs.ibv_srq_attr;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.ref.Reference;
 
 /**
  * A shared receive queue ({@code struct ibv_srq}, from {@code ibv_create_srq}; closed by {@code ibv_destroy_srq}):
@@ -61,19 +60,7 @@ public final class SharedReceiveQueue extends VerbsObject {
 
     /** {@link #postReceive(ReceiveWorkRequests)} on the address of a pin already held (by that call or a poster). */
     void postReceive(long srq, ReceiveWorkRequests requests) {
-        long first = requests.prepareForPost();
-        int rc;
-        requests.pinNamed();
-        try {
-            rc = ContextOps.ibv_post_srq_recv(postFunction, srq, first, requests.badRequestAddress());
-        } finally {
-            requests.unpinNamed();
-            // The verb reads the batch's memory by address: the batch must outlive the call.
-            Reference.reachabilityFence(requests);
-        }
-        if (rc != 0) {
-            throw new PostException("ibv_post_srq_recv", rc, requests.takeBadIndex());
-        }
+        requests.post(postFunction, srq, "ibv_post_srq_recv");
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.verbs.ibv_sge;
 import io.rdma4j.verbs.internal.FieldRange;
 import io.rdma4j.verbs.internal.NativeResource;
@@ -7,6 +8,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.ref.Reference;
 
 /**
  * The native memory behind {@link SendWorkRequests} and {@link ReceiveWorkRequests}: an array of work requests,
@@ -208,27 +210,37 @@ abstract class WorkRequestBatch implements AutoCloseable {
     }
 
     /**
-     * Readies the batch for a post: its requests are linked as they were added, and {@code bad_wr} is NULL (the
-     * arena zeroed it, and {@link #takeBadIndex()} clears it after each failed post, so a post stores nothing).
+     * Posts the requests to {@code queue} through {@code function} ({@code post_send}, {@code post_recv} or
+     * {@code post_srq_recv} of the queue's context: one C signature), the objects they name pinned for the call. Its
+     * requests are linked as they were added, and {@code bad_wr} is NULL (the arena zeroed it, and
+     * {@link #takeBadIndex()} clears it after each failed post, so a post stores nothing). Allocates nothing.
      *
-     * @return the address of the first request (the batch must stay reachable until the post returns)
+     * @param verb the C verb, for the exception
+     * @throws PostException         if the provider rejected a request
+     * @throws IllegalStateException if the batch is closed or empty, or a request names a closed object
      */
-    final long prepareForPost() {
+    final void post(MemorySegment function, long queue, String verb) {
         requireOpen();
         if (count == 0) {
             throw new IllegalStateException("the batch is empty");
         }
-        return requestsAddress;
+        int rc;
+        pinNamed();
+        try {
+            rc = ContextOps.post(function, queue, requestsAddress, badRequestAddress);
+        } finally {
+            unpinNamed();
+            // The verb reads the batch's memory by address: the batch must outlive the call.
+            Reference.reachabilityFence(this);
+        }
+        if (rc != 0) {
+            throw new PostException(verb, rc, takeBadIndex());
+        }
     }
 
     /** The {@code bad_wr} out-parameter of the post verbs. */
     final MemorySegment badRequest() {
         return badRequest;
-    }
-
-    /** Its address (the batch must stay reachable until the post returns). */
-    final long badRequestAddress() {
-        return badRequestAddress;
     }
 
     /** After a failed post: which request the verb reported through {@code bad_wr} (-1: none); clears it. */

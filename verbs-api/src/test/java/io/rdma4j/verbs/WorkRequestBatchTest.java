@@ -28,7 +28,6 @@ class WorkRequestBatchTest {
                     .rdmaWrite(11, 0x1000_2000L, 0x77).gatherUnchecked(0xA000, 100, 5).gatherUnchecked(0xB000, 200, 6)
                     .signaled().fence()
                     .sendWithImmediate(12, 0x01020304).solicited();
-            assertEquals(sends.requests.address(), sends.prepareForPost(), "the first request's address");
             MemorySegment first = sends.requests;
             MemorySegment wr0 = first.asSlice(0, ibv_send_wr.layout().byteSize());
             MemorySegment wr1 = first.asSlice(ibv_send_wr.layout().byteSize(), ibv_send_wr.layout().byteSize());
@@ -56,9 +55,7 @@ class WorkRequestBatchTest {
     void aRefilledBatchForgetsThePreviousRequests() {
         try (ReceiveWorkRequests receives = new ReceiveWorkRequests(2, 1)) {
             receives.clear().add(1).scatterUnchecked(0x10, 8, 1).add(2).scatterUnchecked(0x20, 8, 2);
-            receives.prepareForPost();
             receives.clear().add(3);
-            assertEquals(receives.requests.address(), receives.prepareForPost(), "the first request's address");
             MemorySegment first = receives.requests;
             assertEquals(1, receives.count());
             assertEquals(3, ibv_recv_wr.wr_id(first));
@@ -70,7 +67,8 @@ class WorkRequestBatchTest {
     @Test
     void limitsAreCheckedBeforeAnyVerb() {
         try (SendWorkRequests sends = new SendWorkRequests(1, 1)) {
-            assertThrows(IllegalStateException.class, sends::prepareForPost, "empty");
+            assertThrows(IllegalStateException.class, () -> sends.post(MemorySegment.NULL, 0, "ibv_post_send"),
+                    "empty: refused before the verb");
             assertThrows(IllegalStateException.class, sends::signaled, "no request to flag");
             sends.clear().send(1).gatherUnchecked(0, 1, 0);
             assertThrows(IllegalStateException.class, () -> sends.gatherUnchecked(0, 1, 0), "too many entries");
@@ -83,7 +81,7 @@ class WorkRequestBatchTest {
     @Test
     void theBadRequestIndexComesFromTheProvidersPointer() {
         try (ReceiveWorkRequests receives = new ReceiveWorkRequests(3, 0)) {
-            long first = receives.clear().add(1).add(2).add(3).prepareForPost();
+            long first = receives.clear().add(1).add(2).add(3).requests.address();
             assertEquals(0, receives.badRequest().get(ValueLayout.JAVA_LONG, 0), "NULL before the first post");
             receives.badRequest().set(ValueLayout.JAVA_LONG, 0, first + 2 * ibv_recv_wr.layout().byteSize());
             assertEquals(2, receives.takeBadIndex());

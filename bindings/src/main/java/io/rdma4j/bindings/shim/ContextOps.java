@@ -44,9 +44,7 @@ public final class ContextOps {
      */
     private static final FunctionDescriptor THREE_POINTERS = FunctionDescriptor.of(ValueLayout.JAVA_INT,
             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
-    private static final MethodHandle POST_SEND = dataPath(THREE_POINTERS);
-    private static final MethodHandle POST_RECV = dataPath(THREE_POINTERS);
-    private static final MethodHandle POST_SRQ_RECV = dataPath(THREE_POINTERS);
+    private static final MethodHandle POST = dataPath(THREE_POINTERS);
     private static final MethodHandle POLL_CQ = dataPath(FunctionDescriptor.of(ValueLayout.JAVA_INT,
             ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
     private static final MethodHandle REQ_NOTIFY_CQ = Downcalls.pointer(ibv_context_ops.req_notify_cq.descriptor());
@@ -96,28 +94,15 @@ public final class ContextOps {
         return ibv_context_ops.req_notify_cq(ops(context));
     }
 
-    /** {@code ibv_post_send(qp, wr, bad_wr)}: 0, or an errno value with {@code *bad_wr} set. */
-    public static int ibv_post_send(MemorySegment fn, long qp, long wr, long badWr) {
+    /**
+     * {@code ibv_post_send(qp, wr, bad_wr)}, {@code ibv_post_recv(qp, wr, bad_wr)} or
+     * {@code ibv_post_srq_recv(srq, wr, bad_wr)}: the three share one C signature, and {@code fn} (from
+     * {@link #postSendFunction}, {@link #postRecvFunction} or {@link #postSrqRecvFunction}) names the verb. Returns 0,
+     * or an errno value with {@code *bad_wr} set.
+     */
+    public static int post(MemorySegment fn, long queue, long wr, long badWr) {
         try {
-            return (int) POST_SEND.invokeExact(fn, qp, wr, badWr);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@code ibv_post_recv(qp, wr, bad_wr)}: 0, or an errno value with {@code *bad_wr} set. */
-    public static int ibv_post_recv(MemorySegment fn, long qp, long wr, long badWr) {
-        try {
-            return (int) POST_RECV.invokeExact(fn, qp, wr, badWr);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@code ibv_post_srq_recv(srq, wr, bad_wr)}: 0, or an errno value with {@code *bad_wr} set. */
-    public static int ibv_post_srq_recv(MemorySegment fn, long srq, long wr, long badWr) {
-        try {
-            return (int) POST_SRQ_RECV.invokeExact(fn, srq, wr, badWr);
+            return (int) POST.invokeExact(fn, queue, wr, badWr);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }

@@ -63,7 +63,7 @@ class ContextOpsDispatchTest {
             ibv_send_wr.wr.rdma.rkey(rdma, 0x7777);
             MemorySegment badWr = arena.allocate(ValueLayout.ADDRESS);
 
-            int ret = ContextOps.ibv_post_send(ContextOps.postSendFunction(context), qp.address(), wr.address(),
+            int ret = ContextOps.post(ContextOps.postSendFunction(context), qp.address(), wr.address(),
                     badWr.address());
 
             assertEquals(RdmaCore.ENOMEM(), ret, "the provider's return value is passed back");
