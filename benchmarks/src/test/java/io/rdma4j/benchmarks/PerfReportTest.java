@@ -139,20 +139,21 @@ class PerfReportTest {
         assertTrue(md.contains("- 1-siw0-read_bw-4096-Java: THE JVM CRASHED"), md);
         assertTrue(md.contains("higher is better\n\nNot measured.\n"), "a part left out (--only) says so: " + md);
         assertTrue(md.contains(
-                "rxe0 Java: steady state 12.00 µs; within 10% of it from iteration 1 on (every block), from 1 on"), md);
+                "rxe0 Java: steady state 12.00 µs; at most 10% slower from iteration 1 on (every block), from 1 on"), md);
         String csv = report.csv(LocalDate.of(2026, 12, 3));
         assertTrue(csv.contains("2026-12-03,\"QEMU tcg\",rxe0,ib_send_lat 64 B,median,µs,11.0,11.5,1.0455,"), csv);
         assertEquals(3, csv.lines().count());
     }
 
     @Test
-    void warmupCurveNamesTheIterationFromWhichItStaysWithinTenPercentWithAndWithoutSingleSlowBlocks() {
+    void warmupCurveNamesTheIterationFromWhichItStaysAtMostTenPercentSlowerWithAndWithoutSingleSlowBlocks() {
         List<Double> curve = new ArrayList<>();
         for (int i = 0; i < 15_000; i++) {
-            // Slow until 3,000, then one slow block, 6,001-7,000, as the emulator's noise makes them.
-            curve.add(i < 3000 || (i >= 6000 && i < 7000) ? 50.0 : 20.0);
+            // Slow until 3,000, then one slow block, 6,001-7,000, as the emulator's noise makes them, and fast blocks
+            // (the emulator's faster level) from 8,001 to 10,000, which are no warm-up.
+            curve.add(i < 3000 || (i >= 6000 && i < 7000) ? 50.0 : i >= 8000 && i < 10_000 ? 12.0 : 20.0);
         }
-        assertEquals("steady state 20.00 µs; within 10% of it from iteration 7,001 on (every block), from 3,001 on"
+        assertEquals("steady state 20.00 µs; at most 10% slower from iteration 7,001 on (every block), from 3,001 on"
                 + " (the median of three neighbouring blocks)", LabReport.steadiness(curve));
         assertEquals("too short to tell", LabReport.steadiness(curve.subList(0, 5000)));
     }
