@@ -25,8 +25,8 @@ import java.util.Set;
  * pairs (create + close) per second on one device. First WARMUP registrations of 4 KiB and WARMUP queue pairs, and
  * a wait for the JIT to finish compiling what they made hot ({@link JitQuiet}, at most 30 s), then each loop runs
  * unmeasured for SECONDS, waits for the JIT again (the loop's own code is compiled in those seconds, by compiler
- * threads that share the loop's CPU: without the wait, one loop in a few ran at a fifth of its rate in the lab) and
- * is counted for SECONDS, the clock read once per iteration as the C loop reads it. The count matters, not the time: the JIT compiles a method once it has run some thousand times, and
+ * threads that share the loop's CPU) and is counted for SECONDS, the clock read once per iteration as the C loop
+ * reads it. The count matters, not the time: the JIT compiles a method once it has run some thousand times, and
  * under emulation, where the interpreted path of a queue pair takes milliseconds, eight seconds were not enough.
  * Prints {@code register SIZE RATE} and {@code queue-pair 0 RATE} lines, as the C program does.
  *
