@@ -80,7 +80,8 @@ final class LabReport {
                 such option, and its first iterations are in its figures. The warm-up table shows what the JIT costs \
                 from the first iteration. Both registration programs first register 4 KiB and create a queue pair \
                 %,d times each, unmeasured (Java then waits for its compiler threads to go idle), then run each loop \
-                %d s unmeasured and count it for %d s (Java waits for its compiler threads again in between).
+                %d s unmeasured and count it for %d s (Java waits for its compiler threads again in between); both \
+                register a buffer kept in 4 KiB pages.
 
                 """.formatted(LabBench.LATENCY_WARMUP, LabBench.BANDWIDTH_WARMUP, LabBench.REGISTRATION_WARMUP,
                 LabBench.REGISTRATION_SECONDS, LabBench.REGISTRATION_SECONDS));
