@@ -16,6 +16,7 @@ import io.rdma4j.verbs.internal.QueuePairFactory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -43,7 +44,10 @@ public final class QueuePair extends VerbsObject {
     private final QueuePairCapabilities capabilities;
     private final MemorySegment postSendFunction;
     private final MemorySegment postReceiveFunction;
-    private final boolean usesSharedReceiveQueue;
+    private final CompletionQueue sendCompletionQueue;
+    private final CompletionQueue receiveCompletionQueue;
+    /** Null for a queue pair with a receive queue of its own. */
+    private final SharedReceiveQueue sharedReceiveQueue;
     private final boolean iwarp;
     private final ExtendedSend extendedSend;
     /** The state of the last successful modify (RESET at creation); the kernel may have moved on since. */
@@ -73,25 +77,32 @@ public final class QueuePair extends VerbsObject {
         }
     };
 
-    private QueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairType type, QueuePairCapabilities granted,
-                      boolean usesSharedReceiveQueue, boolean extended, QueuePairFactory factory) {
+    /**
+     * Wraps the C queue pair that {@code builder}'s create made; its protection domain, completion queues and shared
+     * receive queue are pinned by that create until it returns (so the context, under the domain, stays open too).
+     */
+    private QueuePair(Builder builder, MemorySegment qp, QueuePairCapabilities granted, boolean extended,
+                      QueuePairFactory factory) {
         // An extended QP's handle spans ibv_qp_ex (which begins with ibv_qp), for ExtendedSend's calls.
-        super(pd, qp, extended ? ibv_qp_ex.layout().byteSize() : ibv_qp.layout().byteSize(), Rank.QUEUE_PAIR,
-                factory.destroyVerb(), factory.destroyer(qp));
-        this.usesSharedReceiveQueue = usesSharedReceiveQueue;
-        this.iwarp = pd.context().device().transport() == Transport.IWARP;
-        this.protectionDomain = pd;
-        this.type = type;
+        super(builder.pd, qp, extended ? ibv_qp_ex.layout().byteSize() : ibv_qp.layout().byteSize(),
+                Rank.QUEUE_PAIR, factory.destroyVerb(), factory.destroyer(qp));
+        this.protectionDomain = builder.pd;
+        this.sendCompletionQueue = builder.sendCompletionQueue;
+        this.receiveCompletionQueue = builder.receiveCompletionQueue;
+        this.sharedReceiveQueue = builder.sharedReceiveQueue;
+        this.iwarp = protectionDomain.context().device().transport() == Transport.IWARP;
+        this.type = builder.type;
         this.capabilities = granted;
-        MemorySegment[] pointers = pinAll(this, pd.context());
+        MemorySegment self = pinned();
         try {
-            this.number = ibv_qp.qp_num(pointers[0]);
-            this.postSendFunction = ContextOps.postSendFunction(pointers[1]);
-            this.postReceiveFunction = ContextOps.postRecvFunction(pointers[1]);
-            this.extendedSend = extended
-                    ? new ExtendedSend(this, pointers[0], RdmaCore.ibv_qp_to_qp_ex(pointers[0])) : null;
+            this.number = ibv_qp.qp_num(self);
+            // qp->context is the domain's context, open while the create pins the domain.
+            MemorySegment context = ibv_qp.context(self);
+            this.postSendFunction = ContextOps.postSendFunction(context);
+            this.postReceiveFunction = ContextOps.postRecvFunction(context);
+            this.extendedSend = extended ? new ExtendedSend(this, self, RdmaCore.ibv_qp_to_qp_ex(self)) : null;
         } finally {
-            unpinAll(this, pd.context());
+            unpin();
         }
     }
 
@@ -111,6 +122,21 @@ public final class QueuePair extends VerbsObject {
     /** The protection domain it was created in. */
     public ProtectionDomain protectionDomain() {
         return protectionDomain;
+    }
+
+    /** The completion queue of its send queue ({@code send_cq}). */
+    public CompletionQueue sendCompletionQueue() {
+        return sendCompletionQueue;
+    }
+
+    /** The completion queue of its receives ({@code recv_cq}). */
+    public CompletionQueue receiveCompletionQueue() {
+        return receiveCompletionQueue;
+    }
+
+    /** The shared receive queue it takes receives from ({@code srq}), or empty if it has a receive queue of its own. */
+    public Optional<SharedReceiveQueue> sharedReceiveQueue() {
+        return Optional.ofNullable(sharedReceiveQueue);
     }
 
     /** RC, UC or UD. */
@@ -185,7 +211,7 @@ public final class QueuePair extends VerbsObject {
 
     /** {@link #postReceive(ReceiveWorkRequests)} on the address of a pin already held (by that call or a poster). */
     void postReceive(long qp, ReceiveWorkRequests requests) {
-        if (usesSharedReceiveQueue) {
+        if (sharedReceiveQueue != null) {
             // Some providers (siw) crash when asked to post to the receive queue such a QP does not have.
             throw new IllegalStateException(describe() + " takes its receives from a shared receive queue: post there");
         }
@@ -373,6 +399,13 @@ public final class QueuePair extends VerbsObject {
      */
     public static final class Builder {
 
+        /**
+         * Each thread's attribute struct for the create verb, zeroed per create: a confined arena per create (its
+         * session, segment, malloc and free) was most of what a create + close allocated (host, JFR).
+         */
+        private static final ThreadLocal<MemorySegment> INIT_ATTRIBUTES =
+                ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(ibv_qp_init_attr_ex.layout()));
+
         private final ProtectionDomain pd;
         private final QueuePairType type;
         private CompletionQueue sendCompletionQueue;
@@ -471,9 +504,9 @@ public final class QueuePair extends VerbsObject {
             // kernel would refuse to destroy them (EBUSY), and libsiw unmaps a CQ before it asks the kernel.
             VerbsObject[] used = {pd, sendCompletionQueue, receiveCompletionQueue, sharedReceiveQueue};
             MemorySegment[] pointers = pinAll(used);
-            try (Arena arena = Arena.ofConfined()) {
+            try {
                 // ibv_qp_init_attr_ex starts with the members of ibv_qp_init_attr: one struct serves both verbs.
-                MemorySegment init = arena.allocate(ibv_qp_init_attr_ex.layout());
+                MemorySegment init = INIT_ATTRIBUTES.get().fill((byte) 0);
                 ibv_qp_init_attr_ex.send_cq(init, pointers[1]);
                 ibv_qp_init_attr_ex.recv_cq(init, pointers[2]);
                 if (sharedReceiveQueue != null) {
@@ -493,14 +526,10 @@ public final class QueuePair extends VerbsObject {
                 if (qp.address() == 0) {
                     throw RdmaException.of(factory.verb(extended), Errno.get(state), type + " with " + capabilities);
                 }
-                QueuePair created = new QueuePair(pd, qp, type,
-                        QueuePairCapabilities.readFrom(ibv_qp_init_attr_ex.cap(init)), sharedReceiveQueue != null,
-                        extended, factory);
-                created.uses(sendCompletionQueue);
-                created.uses(receiveCompletionQueue);
-                if (sharedReceiveQueue != null) {
-                    created.uses(sharedReceiveQueue);
-                }
+                QueuePair created = new QueuePair(this, qp,
+                        QueuePairCapabilities.readFrom(ibv_qp_init_attr_ex.cap(init)), extended, factory);
+                // Its fields keep them reachable; this makes them refuse to close while it lives.
+                created.uses(sendCompletionQueue, receiveCompletionQueue, sharedReceiveQueue);
                 return created;
             } finally {
                 unpinAll(used);

@@ -31,6 +31,18 @@ abstract class VerbsObject implements AutoCloseable {
         MEMORY_REGION, PROTECTION_DOMAIN, CONTEXT
     }
 
+    /**
+     * Each class's simple name, for messages: {@link Class#getSimpleName()} goes through a soft reference whose
+     * first read after a garbage collection took a path the compiled code had never seen, and the compiled
+     * create it sat in was thrown away (a queue pair loop in the lab, -XX:+PrintCompilation).
+     */
+    private static final ClassValue<String> KIND = new ClassValue<>() {
+        @Override
+        protected String computeValue(Class<?> type) {
+            return type.getSimpleName();
+        }
+    };
+
     /** The one Cleaner of rdma4j's objects, in every module. */
     static final Cleaner CLEANER = Cleaner.create();
 
@@ -63,7 +75,7 @@ abstract class VerbsObject implements AutoCloseable {
     VerbsObject(VerbsObject parent, MemorySegment pointer, long size, Rank rank, String destroyVerb,
                 NativeResource.Destroyer destroyer) {
         this.resource = new NativeResource(parent == null ? null : parent.resource, pointer, size, rank.ordinal(),
-                getClass().getSimpleName(), destroyVerb, destroyer);
+                KIND.get(getClass()), destroyVerb, destroyer);
         this.borrowed = destroyer == null;
         if (parent != null) {
             parent.keepChild(resource, this);
@@ -161,12 +173,16 @@ abstract class VerbsObject implements AutoCloseable {
     }
 
     /**
-     * Records that this object uses {@code other} (a QP its CQs and SRQ): {@code other} then refuses to close, with
-     * a message naming this object, until this one is closed.
+     * Records that this object uses {@code others} (a QP its CQs and SRQ; nulls and repeats are skipped): each then
+     * refuses to close, with a message naming this object, until this one is closed. The caller keeps them
+     * reachable (in fields) as long as this object is.
      */
-    final void uses(VerbsObject other) {
-        resource.uses(other.resource);
-        keepReachable(other);
+    final void uses(VerbsObject... others) {
+        NativeResource[] resources = new NativeResource[others.length];
+        for (int i = 0; i < others.length; i++) {
+            resources[i] = others[i] == null ? null : others[i].resource;
+        }
+        resource.uses(resources);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.rdma4j.verbs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.abort;
@@ -122,5 +123,26 @@ class QueuePairTest {
         qp.close();
         cq.close();
         assertTrue(cq.isClosed());
+    }
+
+    @Test
+    void aQueuePairNamesItsQueuesAndHoldsEachUntilItCloses() {
+        CompletionQueue receives = context.createCompletionQueue(16);
+        QueuePair qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).sendCompletionQueue(cq)
+                .receiveCompletionQueue(receives).create();
+        assertSame(cq, qp.sendCompletionQueue());
+        assertSame(receives, qp.receiveCompletionQueue());
+        assertTrue(qp.sharedReceiveQueue().isEmpty());
+        assertThrows(IllegalStateException.class, cq::close);
+        assertThrows(IllegalStateException.class, receives::close);
+        // One CQ for both queues is one use: closing the second QP releases it entirely.
+        QueuePair shared = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(receives).create();
+        assertSame(shared.sendCompletionQueue(), shared.receiveCompletionQueue());
+        qp.close();
+        cq.close();
+        assertThrows(IllegalStateException.class, receives::close);
+        shared.close();
+        receives.close();
+        assertTrue(receives.isClosed());
     }
 }

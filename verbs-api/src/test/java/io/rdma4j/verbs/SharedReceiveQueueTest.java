@@ -23,6 +23,7 @@ class SharedReceiveQueueTest {
              SendWorkRequests sends = new SendWorkRequests(1, 1);
              WorkCompletions completions = new WorkCompletions(1)) {
             receives.clear().add(21).scatter(memory, 1024, 512).add(22).scatter(memory, 2048, 512);
+            assertSame(pair.srq, pair.server.sharedReceiveQueue().orElseThrow());
             pair.srq.postReceive(receives);
             DataPathTest.write(memory, 0, "through the SRQ");
             sends.clear().send(1).gather(memory, 0, 16).signaled();

@@ -128,8 +128,10 @@ public final class NativeResource implements Runnable {
      */
     public void keptIn(WeakReference<? extends Map<NativeResource, ?>> map) {
         keptIn = map;
-        if (isClosed()) {
-            leaveMap(); // closed with its parent before the map was known
+        // Closed with its parent before the map was known? A close sets closing before it leaves the map, so one that
+        // this read misses finds the map itself; closing alone may be a close that failed, hence isClosed (a lock).
+        if (closing && isClosed()) {
+            leaveMap();
         }
     }
 
@@ -162,13 +164,26 @@ public final class NativeResource implements Runnable {
         afterClose.add(action);
     }
 
-    /** Records that this object uses {@code other}, which then refuses to close while this one lives. */
-    public void uses(NativeResource other) {
-        synchronized (other) {
-            other.users = added(other.users, this);
+    /**
+     * Records that this object uses {@code others} (nulls and repeats skipped: a QP's two CQs are often one), which
+     * then refuse to close while this one lives.
+     */
+    public void uses(NativeResource... others) {
+        List<NativeResource> distinct = new ArrayList<>(others.length);
+        for (NativeResource other : others) {
+            if (other != null && !distinct.contains(other)) {
+                synchronized (other) {
+                    other.users = added(other.users, this);
+                }
+                distinct.add(other);
+            }
         }
         synchronized (this) {
-            used = added(used, other);
+            if (used == null) {
+                used = distinct;
+            } else {
+                used.addAll(distinct);
+            }
         }
     }
 
