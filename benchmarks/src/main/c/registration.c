@@ -1,12 +1,15 @@
 /*
  * The C side of Registration: memory registrations (ibv_reg_mr + ibv_dereg_mr of one buffer, 4 KiB to 64 MiB)
  * and RC queue pairs (ibv_create_qp + ibv_destroy_qp) per second on one device: first WARMUP registrations of
- * 4 KiB and WARMUP queue pairs, then each loop run unmeasured for SECONDS and counted for SECONDS, the clock read
- * once per iteration (as Registration does). Prints
+ * 4 KiB and WARMUP queue pairs, then each loop run unmeasured for SECONDS; then "ready", and for each line
+ * "register SIZE" or "queue-pair 0" on stdin, that loop counted for SECONDS, the clock read once per iteration (as
+ * Registration does), printed as
  *   register SIZE OPS_PER_SECOND
  *   queue-pair 0 OPS_PER_SECOND
+ * (LabBench holds this program and Registration open and alternates their windows.)
  *
- *   gcc -O2 -o registration registration.c -libverbs && ./registration rxe0 [SECONDS [WARMUP]]
+ *   gcc -O2 -o registration registration.c -libverbs
+ *   printf 'register 4096\nqueue-pair 0\n' | ./registration rxe0 [SECONDS [WARMUP]]
  */
 #include <infiniband/verbs.h>
 #include <stdio.h>
@@ -49,17 +52,21 @@ static void qp_once(void)
 	CHECK(!ibv_destroy_qp(qp));
 }
 
-/* Runs OP for SECONDS unmeasured (Java's JIT needs it under emulation), then counts it for SECONDS. */
-static double rate(void (*op)(void), double seconds)
+/* Runs OP for SECONDS unmeasured (Java's JIT needs it under emulation). */
+static void spin(void (*op)(void), double seconds)
 {
-	double end = now() + seconds, start;
-	long n = 0;
+	double end = now() + seconds;
 
 	while (now() < end)
 		op();
-	start = now();
-	end = start + seconds;
-	double t;
+}
+
+/* Counts OP for SECONDS. */
+static double rate(void (*op)(void), double seconds)
+{
+	double start = now(), end = start + seconds, t;
+	long n = 0;
+
 	do {
 		op();
 		n++;
@@ -93,10 +100,28 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
 		size = sizes[i];
-		printf("register %zu %.1f\n", size, rate(reg_once, seconds));
+		spin(reg_once, seconds);
+	}
+	spin(qp_once, seconds);
+	printf("ready\n");
+	fflush(stdout);
+	char loop[16];
+	size_t bytes;
+	while (scanf("%15s %zu", loop, &bytes) == 2) {
+		double r;
+
+		if (!strcmp(loop, "register") && bytes > 0 && bytes <= 64 << 20) {
+			size = bytes;
+			r = rate(reg_once, seconds);
+		} else if (!strcmp(loop, "queue-pair")) {
+			r = rate(qp_once, seconds);
+		} else {
+			fprintf(stderr, "no loop %s %zu (register 1..%d, queue-pair 0)\n", loop, bytes, 64 << 20);
+			return 1;
+		}
+		printf("%s %zu %.1f\n", loop, bytes, r);
 		fflush(stdout);
 	}
-	printf("queue-pair 0 %.1f\n", rate(qp_once, seconds));
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

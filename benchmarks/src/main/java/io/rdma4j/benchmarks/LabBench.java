@@ -43,13 +43,16 @@ public final class LabBench {
     static final int BANDWIDTH_WARMUP = 50_000;
     /** Registrations and queue pairs that Registration and registration.c make unmeasured first (see the report). */
     static final int REGISTRATION_WARMUP = 10_000;
-    /** Seconds each registration loop runs unmeasured, then counted. */
-    static final int REGISTRATION_SECONDS = 4;
+    /** Seconds each registration loop runs unmeasured first, and then each window it is counted. */
+    static final double REGISTRATION_SECONDS = 1.5;
+    /** Windows of each registration loop per round and side. */
+    static final int REGISTRATION_WINDOWS = 4;
+    /** The loops of registration.c and Registration, as they are named to them. */
+    static final List<String> REGISTRATION_LOOPS = List.of("register 4096", "register 65536", "register 1048576",
+            "register 67108864", "queue-pair 0");
     /** {@code -r} of the SEND bandwidth cases (see {@link #pair}). */
     static final int SEND_BW_RECEIVE_DEPTH = 8192;
     private static final int WARMUP_CURVE_ITERATIONS = 30_000;
-    static final Pattern RATE = Pattern.compile("^(register|queue-pair) (\\d+) ([0-9.]+)$",
-            Pattern.MULTILINE);
 
     /**
      * What a run can be limited to with {@code --only}: the latency tests (and the warm-up curve), the bandwidth tests,
@@ -178,9 +181,7 @@ public final class LabBench {
                 String dev = device.getKey();
                 log("round " + round + "/" + rounds + " on " + dev + " (" + order.getFirst() + " first)");
                 if (parts.contains(Part.REGISTRATION)) {
-                    for (String side : order) {
-                        registration(round, dev, side);
-                    }
+                    registration(round, dev);
                 }
                 for (Case c : cases()) {
                     for (String side : order) {
@@ -198,22 +199,39 @@ public final class LabBench {
         writeReport();
     }
 
-    private void registration(int round, String device, String side) throws IOException, InterruptedException {
+    /**
+     * Holds registration.c and Registration open together, both on CPU 0, and counts each loop in windows, C's and
+     * Java's alternating (which goes first alternates too): only one of them runs at a time, and both see the
+     * emulator at the speed of the moment.
+     */
+    private void registration(int round, String device) throws IOException, InterruptedException {
         List<String> args = quick ? List.of(device, "0.5", "500")
-                : List.of(device, Integer.toString(REGISTRATION_SECONDS), Integer.toString(REGISTRATION_WARMUP));
-        List<String> command = pinned(0, side.equals("C") ? Stream.concat(Stream.of(registrationProgram.toString()),
-                args.stream()).toList() : java("io.rdma4j.benchmarks.Registration", args));
-        String label = round + "-" + device + "-registration-" + side;
-        Finished done = start(command, label).await(600);
-        if (!done.ok()) {
-            failures.add(label + ": " + done.reason());
-            return;
-        }
-        Matcher m = RATE.matcher(done.output());
-        while (m.find()) {
-            String what = m.group(1).equals("register") ? "registerMemory + close " + size(Integer.parseInt(m.group(2)))
-                    : "queue pair create + close";
-            samples.add(new Sample(device, what, "rate", "ops/s", true, 0.9, side, Double.parseDouble(m.group(3))));
+                : List.of(device, Double.toString(REGISTRATION_SECONDS), Integer.toString(REGISTRATION_WARMUP));
+        String label = round + "-" + device + "-registration-";
+        Path raw = results.resolve("raw");
+        try (LoopProgram c = LoopProgram.start(pinned(0, Stream.concat(Stream.of(registrationProgram.toString()),
+                args.stream()).toList()), raw.resolve(label + "C.txt"));
+             LoopProgram java = LoopProgram.start(pinned(0, java("io.rdma4j.benchmarks.Registration", args)),
+                     raw.resolve(label + "Java.txt"))) {
+            c.awaitReady(900);
+            java.awaitReady(900);
+            int window = 0;
+            for (String loop : REGISTRATION_LOOPS) {
+                String what = loop.startsWith("register ")
+                        ? "registerMemory + close " + size(Long.parseLong(loop.substring(9)))
+                        : "queue pair create + close";
+                for (int w = 0; w < (quick ? 1 : REGISTRATION_WINDOWS); w++, window++) {
+                    boolean cFirst = (window + round) % 2 == 1;
+                    for (LoopProgram side : cFirst ? List.of(c, java) : List.of(java, c)) {
+                        samples.add(new Sample(device, what, "rate", "ops/s", true, 0.9, side == c ? "C" : "Java",
+                                side.rate(loop, 120)));
+                    }
+                }
+            }
+            c.finish(60);
+            java.finish(60);
+        } catch (IOException failed) {
+            failures.add(label + "C/Java: " + failed.getMessage());
         }
     }
 

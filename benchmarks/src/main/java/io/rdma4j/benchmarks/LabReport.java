@@ -71,7 +71,7 @@ final class LabReport {
         md.append("Made by `src/test/lab/rdma-lab perf` (").append(rounds).append(rounds == 1 ? " round" : " rounds")
                 .append(", C and Java back to back in one boot, alternating which goes first). Environment: ")
                 .append(environment).append("\n\n");
-        md.append("""
+        md.append(String.format(Locale.ROOT, """
                 C is perftest (`ib_*_lat`, `ib_*_bw` with `-R`) and `registration.c`; Java is rdma4j's `Perf` (the \
                 same loops and options, the same cycle counter and the same statistics) and `Registration`. Each \
                 value is the median of the rounds; spread is lowest to highest round as ± %% of that median. Java's \
@@ -79,12 +79,14 @@ final class LabReport {
                 bandwidth, all retired and the JVM's compiler threads idle before the clock starts); perftest has no \
                 such option, and its first iterations are in its figures. The warm-up table shows what the JIT costs \
                 from the first iteration. Both registration programs first register 4 KiB and create a queue pair \
-                %,d times each, unmeasured (Java then waits for its compiler threads to go idle), then run each loop \
-                %d s unmeasured and count it for %d s (Java waits for its compiler threads again in between); both \
-                register a buffer kept in 4 KiB pages.
+                %,d times each and run each loop %.1f s, unmeasured (Java then waits for its compiler threads to go \
+                idle); then, held open together on one CPU, they count each loop in windows of %.1f s, C's and \
+                Java's alternating, %d of each per round (which goes first alternates too): the control path's \
+                values are the median of the windows, and its spread is lowest to highest window. Both register a \
+                buffer kept in 4 KiB pages.
 
-                """.formatted(LabBench.LATENCY_WARMUP, LabBench.BANDWIDTH_WARMUP, LabBench.REGISTRATION_WARMUP,
-                LabBench.REGISTRATION_SECONDS, LabBench.REGISTRATION_SECONDS));
+                """, LabBench.LATENCY_WARMUP, LabBench.BANDWIDTH_WARMUP, LabBench.REGISTRATION_WARMUP,
+                LabBench.REGISTRATION_SECONDS, LabBench.REGISTRATION_SECONDS, LabBench.REGISTRATION_WINDOWS));
         section(md, "Latency (µs, lower is better)", "µs");
         section(md, "Bandwidth (MB/s = 2^20 bytes/s) and message rate (Mpps), higher is better", "MB/s", "Mpps");
         section(md, "Control path: operations per second, higher is better", "ops/s");

@@ -7,6 +7,9 @@ import io.rdma4j.verbs.Device;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePairCapabilities;
 import io.rdma4j.verbs.QueuePairType;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -14,29 +17,36 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The control path's rates, beside {@code src/main/c/registration.c} (the same loops in C): memory registrations
  * ({@link ProtectionDomain#registerMemory} + close of one buffer of 4 KiB, 64 KiB, 1 MiB and 64 MiB) and RC queue
- * pairs (create + close) per second on one device. First WARMUP registrations of 4 KiB and WARMUP queue pairs, and
- * a wait for the JIT to finish compiling what they made hot ({@link JitQuiet}, at most 30 s), then each loop runs
- * unmeasured for SECONDS, waits for the JIT again (the loop's own code is compiled in those seconds, by compiler
- * threads that share the loop's CPU) and is counted for SECONDS, the clock read once per iteration as the C loop
- * reads it. The count matters, not the time: the JIT compiles a method once it has run some thousand times, and
- * under emulation, where the interpreted path of a queue pair takes milliseconds, eight seconds were not enough.
- * Prints {@code register SIZE RATE} and {@code queue-pair 0 RATE} lines, as the C program does.
+ * pairs (create + close) per second on one device. First WARMUP registrations of 4 KiB and WARMUP queue pairs, then
+ * each loop unmeasured for SECONDS (the count matters, not the time: the JIT compiles a method once it has run some
+ * thousand times, and under emulation, where the interpreted path of a queue pair takes milliseconds, eight seconds
+ * were not enough), and a wait for the JIT to finish compiling what they made hot ({@link JitQuiet}, at most 30 s:
+ * its threads share the loops' CPU). Then prints {@code ready} and, for each line {@code register SIZE} or
+ * {@code queue-pair 0} it reads, counts that loop for SECONDS, the clock read once per iteration as the C loop reads
+ * it, and prints {@code register SIZE RATE} or {@code queue-pair 0 RATE}, as the C program does. LabBench holds both
+ * programs open and alternates their windows: one program's rate differed up to 2x between processes of one boot
+ * under emulation, C's as Java's, so only windows close in time compare.
  *
  * <pre>
- * registration rxe0 [SECONDS [WARMUP]]    (defaults 2 and 10000)
+ * printf 'register 4096\nqueue-pair 0\n' | registration rxe0 [SECONDS [WARMUP]]    (defaults 2 and 10000)
  * </pre>
  */
 public final class Registration {
 
     private static final long[] SIZES = {4096, 65536, 1 << 20, 64 << 20};
+    /** A line naming a loop: {@code register SIZE} (1 byte to 64 MiB) or {@code queue-pair 0}. */
+    private static final Pattern LOOP = Pattern.compile("(register|queue-pair) (\\d{1,9})");
     /** Linux's {@code MADV_NOHUGEPAGE}. */
     private static final int MADV_NOHUGEPAGE = 15;
     private static final MethodHandle MADVISE = libc("madvise",
@@ -50,18 +60,25 @@ public final class Registration {
     private Registration() {
     }
 
-    /** Measures on the device named first; prints one line per loop. */
-    public static void main(String[] args) throws InterruptedException {
+    /** Measures on the device named first; counts the loops that standard input names. */
+    public static void main(String[] args) throws InterruptedException, IOException {
         if (args.length < 1) {
-            System.err.println("usage: registration DEVICE [SECONDS [WARMUP]]");
+            System.err.println("usage: registration DEVICE [SECONDS [WARMUP]] < LOOPS");
             System.exit(2);
         }
         run(args[0], args.length > 1 ? Double.parseDouble(args[1]) : 2,
-                args.length > 2 ? Integer.parseInt(args[2]) : 10_000, System.out);
+                args.length > 2 ? Integer.parseInt(args[2]) : 10_000,
+                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)), System.out);
     }
 
-    /** Measures on {@code deviceName}; prints one line per loop to {@code out}. */
-    static void run(String deviceName, double seconds, int warmup, PrintStream out) throws InterruptedException {
+    /**
+     * Measures on {@code deviceName}: warms up, prints {@code ready} to {@code out}, then counts each loop that a line
+     * of {@code loops} names and prints its rate, until {@code loops} ends.
+     *
+     * @throws IllegalArgumentException for a line that names no loop
+     */
+    static void run(String deviceName, double seconds, int warmup, BufferedReader loops, PrintStream out)
+            throws InterruptedException, IOException {
         Device device = Device.byName(deviceName).orElseThrow(() -> new IllegalArgumentException("no device "
                 + deviceName + " (devices: " + Device.list() + ")"));
         try (Context context = device.open();
@@ -77,12 +94,28 @@ public final class Registration {
                 pd.registerMemory(first, ACCESS).close();
                 queuePair.run();
             }
-            JitQuiet.await(JIT_QUIET_MAX);
             for (long size : SIZES) {
                 MemorySegment slice = buffer.asSlice(0, size);
-                print(out, "register", size, rate(() -> pd.registerMemory(slice, ACCESS).close(), seconds));
+                spin(() -> pd.registerMemory(slice, ACCESS).close(), seconds);
             }
-            print(out, "queue-pair", 0, rate(queuePair, seconds));
+            spin(queuePair, seconds);
+            JitQuiet.await(JIT_QUIET_MAX);
+            out.println("ready");
+            out.flush();
+            for (String line; (line = loops.readLine()) != null; ) {
+                Matcher m = LOOP.matcher(line.strip());
+                boolean register = m.matches() && m.group(1).equals("register");
+                long size = m.matches() ? Long.parseLong(m.group(2)) : -1;
+                if (register ? size < 1 || size > buffer.byteSize() : size != 0) {
+                    throw new IllegalArgumentException("no loop \"" + line + "\" (register 1.."
+                            + buffer.byteSize() + ", queue-pair 0)");
+                }
+                MemorySegment slice = buffer.asSlice(0, size);
+                double rate = register
+                        ? rate(() -> pd.registerMemory(slice, ACCESS).close(), seconds) : rate(queuePair, seconds);
+                out.printf(Locale.ROOT, "%s %d %.1f%n", m.group(1), size, rate);
+                out.flush();
+            }
         }
     }
 
@@ -124,19 +157,18 @@ public final class Registration {
         }
     }
 
-    /**
-     * Runs {@code op} for {@code seconds} unmeasured, waits for the compiler threads to finish what that made hot (each
-     * loop's own code is compiled there, and this process's compiler threads share its CPU), then counts it for
-     * {@code seconds}.
-     */
-    private static double rate(Runnable op, double seconds) throws InterruptedException {
+    /** Runs {@code op} for {@code seconds}, unmeasured. */
+    private static void spin(Runnable op, double seconds) {
         long end = System.nanoTime() + (long) (seconds * 1e9);
         while (System.nanoTime() < end) {
             op.run();
         }
-        JitQuiet.await(JIT_QUIET_MAX);
+    }
+
+    /** Counts {@code op} for {@code seconds}; returns its rate per second. */
+    private static double rate(Runnable op, double seconds) {
         long start = System.nanoTime();
-        end = start + (long) (seconds * 1e9);
+        long end = start + (long) (seconds * 1e9);
         long n = 0;
         long t;
         do {
@@ -146,8 +178,4 @@ public final class Registration {
         return n / ((t - start) / 1e9);
     }
 
-    private static void print(PrintStream out, String what, long size, double rate) {
-        out.printf(Locale.ROOT, "%s %d %.1f%n", what, size, rate);
-        out.flush();
-    }
 }
