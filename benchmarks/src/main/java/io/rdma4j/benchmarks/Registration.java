@@ -1,5 +1,6 @@
 package io.rdma4j.benchmarks;
 
+import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.verbs.Access;
 import io.rdma4j.verbs.CompletionQueue;
 import io.rdma4j.verbs.Context;
@@ -49,8 +50,8 @@ public final class Registration {
     private static final Pattern LOOP = Pattern.compile("(register|queue-pair) (\\d{1,9})");
     /** Linux's {@code MADV_NOHUGEPAGE}. */
     private static final int MADV_NOHUGEPAGE = 15;
-    private static final MethodHandle MADVISE = libc("madvise",
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+    private static final MethodHandle MADVISE = libc("madvise", FunctionDescriptor.of(ValueLayout.JAVA_INT,
+            ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT), Errno.CAPTURE);
     private static final MethodHandle ALIGNED_ALLOC = libc("aligned_alloc",
             FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
     private static final MethodHandle FREE = libc("free", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS));
@@ -133,8 +134,9 @@ public final class Registration {
                 throw new OutOfMemoryError("aligned_alloc of " + size + " bytes");
             }
             MemorySegment buffer = memory.reinterpret(size, arena, Registration::free);
-            if ((int) MADVISE.invokeExact(buffer, size, MADV_NOHUGEPAGE) != 0) {
-                throw new IllegalStateException("madvise(MADV_NOHUGEPAGE) failed");
+            MemorySegment state = Errno.state();
+            if ((int) MADVISE.invokeExact(state, buffer, size, MADV_NOHUGEPAGE) != 0) {
+                throw new IllegalStateException("madvise(MADV_NOHUGEPAGE) failed: errno " + Errno.get(state));
             }
             return buffer;
         } catch (RuntimeException | Error e) {
@@ -144,9 +146,9 @@ public final class Registration {
         }
     }
 
-    private static MethodHandle libc(String name, FunctionDescriptor descriptor) {
+    private static MethodHandle libc(String name, FunctionDescriptor descriptor, Linker.Option... options) {
         Linker linker = Linker.nativeLinker();
-        return linker.downcallHandle(linker.defaultLookup().findOrThrow(name), descriptor);
+        return linker.downcallHandle(linker.defaultLookup().findOrThrow(name), descriptor, options);
     }
 
     private static void free(MemorySegment memory) {
