@@ -388,13 +388,18 @@ public final class LabBench {
                 return new Finished(false, text, "did not finish within " + seconds + " s (" + output + ")");
             }
             int rc = process.exitValue();
-            boolean crashed = text.contains("A fatal error has been detected by the Java Runtime Environment");
+            boolean crashed = crashed(text);
             return new Finished(rc == 0 && !crashed, text, crashed ? "THE JVM CRASHED (" + output + ")"
                     : "exit " + rc + " (" + output + ")");
         }
     }
 
     private record Finished(boolean ok, String output, String reason) {
+    }
+
+    /** Whether a process's output holds the JVM's crash banner (its hs_err report follows it). */
+    static boolean crashed(String output) {
+        return output.contains("A fatal error has been detected by the Java Runtime Environment");
     }
 
     private Running start(List<String> command, String label) throws IOException {

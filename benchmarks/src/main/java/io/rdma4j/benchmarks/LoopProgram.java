@@ -100,8 +100,7 @@ final class LoopProgram implements AutoCloseable {
         if (!process.isAlive()) {
             process.waitFor();
             try {
-                crashed = Files.readString(output)
-                        .contains("A fatal error has been detected by the Java Runtime Environment");
+                crashed = LabBench.crashed(Files.readString(output));
             } catch (IOException unreadable) {
                 // the message below names the file
             }
