@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.bindings.shim.Pointers;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_mr;
 import java.lang.foreign.MemorySegment;
@@ -26,6 +27,13 @@ public final class MemoryRegion extends VerbsObject {
      *             else {@code null}
      */
     MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, Runnable free) {
+        // The keys are read before the region joins its domain: from then on a close of the domain on another thread
+        // could free the struct, and reading it would need a pin (two atomic additions per registration).
+        MemorySegment struct = Pointers.sized(mr, ibv_mr.layout().byteSize());
+        this.lkey = ibv_mr.lkey(struct);
+        this.rkey = ibv_mr.rkey(struct);
+        this.protectionDomain = pd;
+        this.segment = segment;
         super(pd, mr, ibv_mr.layout().byteSize(), Rank.MEMORY_REGION, "ibv_dereg_mr", pointer -> {
             int rc = RdmaCore.ibv_dereg_mr(pointer);
             if (rc == 0 && free != null) {
@@ -33,17 +41,7 @@ public final class MemoryRegion extends VerbsObject {
             }
             return rc;
         });
-        this.protectionDomain = pd;
-        this.segment = segment;
-        MemorySegment view = pinned();
-        try {
-            this.lkey = ibv_mr.lkey(view);
-            this.rkey = ibv_mr.rkey(view);
-        } finally {
-            unpin();
-        }
     }
-
 
     /** The protection domain it was registered in. */
     public ProtectionDomain protectionDomain() {

@@ -3,6 +3,7 @@ package io.rdma4j.verbs;
 import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedVerbs;
+import io.rdma4j.bindings.shim.Pointers;
 import io.rdma4j.bindings.shim.VerbsContext;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_qp;
@@ -83,26 +84,33 @@ public final class QueuePair extends VerbsObject {
      */
     private QueuePair(Builder builder, MemorySegment qp, QueuePairCapabilities granted, boolean extended,
                       QueuePairFactory factory) {
-        // An extended QP's handle spans ibv_qp_ex (which begins with ibv_qp), for ExtendedSend's calls.
-        super(builder.pd, qp, extended ? ibv_qp_ex.layout().byteSize() : ibv_qp.layout().byteSize(),
-                Rank.QUEUE_PAIR, factory.destroyVerb(), factory.destroyer(qp));
+        // Read before the queue pair joins its domain: from then on a close of the domain on another thread could free
+        // the struct, and reading it would need a pin (two atomic additions per create).
+        MemorySegment struct = Pointers.sized(qp, ibv_qp.layout().byteSize());
+        this.number = ibv_qp.qp_num(struct);
+        // qp->context is the domain's context, open while the create pins the domain.
+        MemorySegment context = ibv_qp.context(struct);
+        this.postSendFunction = ContextOps.postSendFunction(context);
+        this.postReceiveFunction = ContextOps.postRecvFunction(context);
         this.protectionDomain = builder.pd;
         this.sendCompletionQueue = builder.sendCompletionQueue;
         this.receiveCompletionQueue = builder.receiveCompletionQueue;
         this.sharedReceiveQueue = builder.sharedReceiveQueue;
-        this.iwarp = protectionDomain.context().device().transport() == Transport.IWARP;
+        this.iwarp = builder.pd.context().device().transport() == Transport.IWARP;
         this.type = builder.type;
         this.capabilities = granted;
-        MemorySegment self = pinned();
-        try {
-            this.number = ibv_qp.qp_num(self);
-            // qp->context is the domain's context, open while the create pins the domain.
-            MemorySegment context = ibv_qp.context(self);
-            this.postSendFunction = ContextOps.postSendFunction(context);
-            this.postReceiveFunction = ContextOps.postRecvFunction(context);
-            this.extendedSend = extended ? new ExtendedSend(this, self, RdmaCore.ibv_qp_to_qp_ex(self)) : null;
-        } finally {
-            unpin();
+        // An extended QP's handle spans ibv_qp_ex (which begins with ibv_qp), for ExtendedSend's calls.
+        super(builder.pd, qp, extended ? ibv_qp_ex.layout().byteSize() : ibv_qp.layout().byteSize(),
+                Rank.QUEUE_PAIR, factory.destroyVerb(), factory.destroyer(qp));
+        if (extended) {
+            MemorySegment self = pinned();
+            try {
+                this.extendedSend = new ExtendedSend(this, self, RdmaCore.ibv_qp_to_qp_ex(self));
+            } finally {
+                unpin();
+            }
+        } else {
+            this.extendedSend = null;
         }
     }
 

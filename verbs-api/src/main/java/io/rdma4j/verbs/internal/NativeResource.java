@@ -306,6 +306,7 @@ public final class NativeResource implements Runnable {
      *                               object abandoned (a provider may have freed part of it before refusing)
      */
     public void close(Supplier<String> description) {
+        boolean parentOfSome;
         synchronized (this) {
             // A close under way on another thread (the PD's own, while its context closes it as a descendant) is
             // waited for: returning early would let the parent be destroyed while this one still is.
@@ -320,9 +321,11 @@ public final class NativeResource implements Runnable {
             }
             closed = true;
             closeInProgress = true;
+            // No child is adopted once closed is set, so a leaf (a region, a queue pair) skips the walk and its lock.
+            parentOfSome = children != null && !children.isEmpty();
         }
         try {
-            destroy(description);
+            destroy(description, parentOfSome);
         } finally {
             synchronized (this) {
                 closeInProgress = false;
@@ -351,11 +354,13 @@ public final class NativeResource implements Runnable {
     }
 
     /** The body of {@link #close}: descendants, the C object, then the links to other objects. */
-    private void destroy(Supplier<String> description) {
+    private void destroy(Supplier<String> description, boolean parentOfSome) {
         int destroyRc;
         try {
-            for (NativeResource descendant : liveDescendants()) {
-                descendant.close(descendant::name);
+            if (parentOfSome) {
+                for (NativeResource descendant : liveDescendants()) {
+                    descendant.close(descendant::name);
+                }
             }
             closing = true;
             if (pins != 0) {
@@ -488,11 +493,6 @@ public final class NativeResource implements Runnable {
     }
 
     private List<NativeResource> liveDescendants() {
-        synchronized (this) {
-            if (children == null || children.isEmpty()) {
-                return List.of();
-            }
-        }
         List<NativeResource> all = new ArrayList<>();
         collectDescendants(all);
         all.sort(Comparator.comparingInt(r -> r.rank));
