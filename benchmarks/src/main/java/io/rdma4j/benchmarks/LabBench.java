@@ -78,9 +78,12 @@ public final class LabBench {
         }
     }
 
-    /** One measured value of one side in one round. */
+    /**
+     * One measured value of one side; {@code pair} names the back-to-back C and Java runs it belongs to (its round,
+     * or its round and registration window), whose ratio LabReport takes.
+     */
     record Sample(String device, String what, String metric, String unit, boolean higherIsBetter, double target,
-                  String side, double value) {
+                  String pair, String side, double value) {
     }
 
     private final Path results;
@@ -217,14 +220,15 @@ public final class LabBench {
             java.awaitReady(900);
             int window = 0;
             for (String loop : REGISTRATION_LOOPS) {
-                String what = loop.startsWith("register ")
-                        ? "registerMemory + close " + size(Long.parseLong(loop.substring(9)))
+                String register = "register ";
+                String what = loop.startsWith(register)
+                        ? "registerMemory + close " + size(Long.parseLong(loop.substring(register.length())))
                         : "queue pair create + close";
                 for (int w = 0; w < (quick ? 1 : REGISTRATION_WINDOWS); w++, window++) {
                     boolean cFirst = (window + round) % 2 == 1;
                     for (LoopProgram side : cFirst ? List.of(c, java) : List.of(java, c)) {
-                        samples.add(new Sample(device, what, "rate", "ops/s", true, 0.9, side == c ? "C" : "Java",
-                                side.rate(loop, 120)));
+                        samples.add(new Sample(device, what, "rate", "ops/s", true, 0.9,
+                                "round " + round + " window " + w, side == c ? "C" : "Java", side.rate(loop, 120)));
                     }
                 }
             }
@@ -257,12 +261,12 @@ public final class LabBench {
         }
         String what = c.test().perftest() + " " + size(c.size());
         if (c.test().latency()) {
-            record(device, what, "median", "µs", false, 1.05, side, out, "t_typical[usec]");
-            record(device, what, "p99", "µs", false, 1.10, side, out, "99% percentile[usec]");
-            record(device, what, "p99.9", "µs", false, Double.NaN, side, out, "99.9% percentile[usec]");
+            record(device, what, "median", "µs", false, 1.05, round, side, out, "t_typical[usec]");
+            record(device, what, "p99", "µs", false, 1.10, round, side, out, "99% percentile[usec]");
+            record(device, what, "p99.9", "µs", false, Double.NaN, round, side, out, "99.9% percentile[usec]");
         } else {
-            record(device, what, "bandwidth", "MB/s", true, 0.98, side, out, "BW average[MB/sec]");
-            record(device, what, "message rate", "Mpps", true, 0.98, side, out, "MsgRate[Mpps]");
+            record(device, what, "bandwidth", "MB/s", true, 0.98, round, side, out, "BW average[MB/sec]");
+            record(device, what, "message rate", "Mpps", true, 0.98, round, side, out, "MsgRate[Mpps]");
         }
     }
 
@@ -409,9 +413,10 @@ public final class LabBench {
     }
 
     private void record(String device, String what, String metric, String unit, boolean higherIsBetter,
-                        double target, String side, PerftestOutput out, String column) {
+                        double target, int round, String side, PerftestOutput out, String column) {
         out.value(column).ifPresentOrElse(
-                v -> samples.add(new Sample(device, what, metric, unit, higherIsBetter, target, side, v)),
+                v -> samples.add(new Sample(device, what, metric, unit, higherIsBetter, target, "round " + round, side,
+                        v)),
                 () -> failures.add(device + " " + what + " " + side + ": no column " + column));
     }
 

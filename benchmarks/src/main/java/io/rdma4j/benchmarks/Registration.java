@@ -30,9 +30,9 @@ import java.util.regex.Pattern;
  * The control path's rates, beside {@code src/main/c/registration.c} (the same loops in C): memory registrations
  * ({@link ProtectionDomain#registerMemory} + close of one buffer of 4 KiB, 64 KiB, 1 MiB and 64 MiB) and RC queue
  * pairs (create + close) per second on one device. First WARMUP registrations of 4 KiB and WARMUP queue pairs, then
- * each loop unmeasured for SECONDS (the count matters, not the time: the JIT compiles a method once it has run some
- * thousand times, and under emulation, where the interpreted path of a queue pair takes milliseconds, eight seconds
- * were not enough), and a wait for the JIT to finish compiling what they made hot ({@link JitQuiet}, at most 30 s:
+ * each loop unmeasured for SECONDS through the counting loop itself (the count matters, not the time: the JIT
+ * compiles a method once it has run some thousand times, and under emulation, where the interpreted path of a queue
+ * pair takes milliseconds, eight seconds were not enough), and a wait for the JIT to finish compiling what they made hot ({@link JitQuiet}, at most 30 s:
  * its threads share the loops' CPU). Then prints {@code ready} and, for each line {@code register SIZE} or
  * {@code queue-pair 0} it reads, counts that loop for SECONDS, the clock read once per iteration as the C loop reads
  * it, and prints {@code register SIZE RATE} or {@code queue-pair 0 RATE}, as the C program does. LabBench holds both
@@ -90,16 +90,18 @@ public final class Registration {
             QueuePairCapabilities caps = new QueuePairCapabilities(16, 16, 1, 1, 0);
             Runnable queuePair = () -> pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq)
                     .capabilities(caps).create().close();
-            MemorySegment first = buffer.asSlice(0, SIZES[0]);
+            Runnable first = registration(pd, buffer.asSlice(0, SIZES[0]));
             for (int i = 0; i < warmup; i++) {
-                pd.registerMemory(first, ACCESS).close();
+                first.run();
                 queuePair.run();
             }
+            // Through the counting loop itself, with the two operations it will count: compiled before "ready" (when
+            // a loop of its own warmed up instead, the JIT compiled this one during the first counted windows, on
+            // their CPU, and recompiled it when the queue pairs' windows brought it a second operation).
             for (long size : SIZES) {
-                MemorySegment slice = buffer.asSlice(0, size);
-                spin(() -> pd.registerMemory(slice, ACCESS).close(), seconds);
+                rate(registration(pd, buffer.asSlice(0, size)), seconds);
             }
-            spin(queuePair, seconds);
+            rate(queuePair, seconds);
             JitQuiet.await(JIT_QUIET_MAX);
             out.println("ready");
             out.flush();
@@ -112,8 +114,7 @@ public final class Registration {
                             + buffer.byteSize() + ", queue-pair 0)");
                 }
                 MemorySegment slice = buffer.asSlice(0, size);
-                double rate = register
-                        ? rate(() -> pd.registerMemory(slice, ACCESS).close(), seconds) : rate(queuePair, seconds);
+                double rate = rate(register ? registration(pd, slice) : queuePair, seconds);
                 out.printf(Locale.ROOT, "%s %d %.1f%n", m.group(1), size, rate);
                 out.flush();
             }
@@ -159,12 +160,9 @@ public final class Registration {
         }
     }
 
-    /** Runs {@code op} for {@code seconds}, unmeasured. */
-    private static void spin(Runnable op, double seconds) {
-        long end = System.nanoTime() + (long) (seconds * 1e9);
-        while (System.nanoTime() < end) {
-            op.run();
-        }
+    /** A registration + close of {@code slice}: one class for every size, so the counting loop sees two in all. */
+    private static Runnable registration(ProtectionDomain pd, MemorySegment slice) {
+        return () -> pd.registerMemory(slice, ACCESS).close();
     }
 
     /** Counts {@code op} for {@code seconds}; returns its rate per second. */
