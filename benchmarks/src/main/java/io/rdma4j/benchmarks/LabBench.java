@@ -219,8 +219,8 @@ public final class LabBench {
             c.awaitReady(900);
             java.awaitReady(900);
             int window = 0;
+            String register = "register ";
             for (String loop : REGISTRATION_LOOPS) {
-                String register = "register ";
                 String what = loop.startsWith(register)
                         ? "registerMemory + close " + size(Long.parseLong(loop.substring(register.length())))
                         : "queue pair create + close";

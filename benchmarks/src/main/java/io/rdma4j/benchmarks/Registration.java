@@ -32,8 +32,8 @@ import java.util.regex.Pattern;
  * pairs (create + close) per second on one device. First WARMUP registrations of 4 KiB and WARMUP queue pairs, then
  * each loop unmeasured for SECONDS through the counting loop itself (the count matters, not the time: the JIT
  * compiles a method once it has run some thousand times, and under emulation, where the interpreted path of a queue
- * pair takes milliseconds, eight seconds were not enough), and a wait for the JIT to finish compiling what they made hot ({@link JitQuiet}, at most 30 s:
- * its threads share the loops' CPU). Then prints {@code ready} and, for each line {@code register SIZE} or
+ * pair takes milliseconds, eight seconds were not enough), and a wait for the JIT to finish compiling what they made
+ * hot ({@link JitQuiet}, at most 30 s: its threads share the loops' CPU). Then prints {@code ready} and, for each line {@code register SIZE} or
  * {@code queue-pair 0} it reads, counts that loop for SECONDS, the clock read once per iteration as the C loop reads
  * it, and prints {@code register SIZE RATE} or {@code queue-pair 0 RATE}, as the C program does. LabBench holds both
  * programs open and alternates their windows: one program's rate differed up to 2x between processes of one boot

@@ -29,12 +29,13 @@ public final class MemoryRegion extends VerbsObject {
     MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, Runnable free) {
         // The keys are read before the region joins its domain: from then on a close of the domain on another thread
         // could free the struct, and reading it would need a pin (two atomic additions per registration).
-        MemorySegment struct = Pointers.sized(mr, ibv_mr.layout().byteSize());
+        long size = ibv_mr.layout().byteSize();
+        MemorySegment struct = Pointers.sized(mr, size);
         this.lkey = ibv_mr.lkey(struct);
         this.rkey = ibv_mr.rkey(struct);
         this.protectionDomain = pd;
         this.segment = segment;
-        super(pd, mr, ibv_mr.layout().byteSize(), Rank.MEMORY_REGION, "ibv_dereg_mr", pointer -> {
+        super(pd, mr, size, Rank.MEMORY_REGION, "ibv_dereg_mr", pointer -> {
             int rc = RdmaCore.ibv_dereg_mr(pointer);
             if (rc == 0 && free != null) {
                 free.run();
