@@ -33,11 +33,11 @@ import java.util.regex.Pattern;
  * each loop unmeasured for SECONDS through the counting loop itself (the count matters, not the time: the JIT
  * compiles a method once it has run some thousand times, and under emulation, where the interpreted path of a queue
  * pair takes milliseconds, eight seconds were not enough), and a wait for the JIT to finish compiling what they made
- * hot ({@link JitQuiet}, at most 30 s: its threads share the loops' CPU). Then prints {@code ready} and, for each line {@code register SIZE} or
- * {@code queue-pair 0} it reads, counts that loop for SECONDS, the clock read once per iteration as the C loop reads
- * it, and prints {@code register SIZE RATE} or {@code queue-pair 0 RATE}, as the C program does. LabBench holds both
- * programs open and alternates their windows: one program's rate differed up to 2x between processes of one boot
- * under emulation, C's as Java's, so only windows close in time compare.
+ * hot ({@link JitQuiet}, at most 30 s: its threads share the loops' CPU). Then prints {@code ready} and, for each
+ * line {@code register SIZE} or {@code queue-pair 0} it reads, counts that loop for SECONDS, the clock read once per
+ * iteration as the C loop reads it, and prints {@code register SIZE RATE} or {@code queue-pair 0 RATE}, as the C
+ * program does. LabBench holds both programs open and alternates their windows: one program's rate differed up to 2x
+ * between processes of one boot under emulation, C's as Java's, so only windows close in time compare.
  *
  * <pre>
  * printf 'register 4096\nqueue-pair 0\n' | registration rxe0 [SECONDS [WARMUP]]    (defaults 2 and 10000)
