@@ -229,10 +229,10 @@ public final class Perf {
      * the warm-up's end, as an uncommon trap: the loop was deoptimized and the measured run began interpreted until
      * it was compiled again (measured: about a second of a 20,000-request run under emulation). Between warm-up and
      * run, the JIT finishes what the warm-up gave it ({@link JitQuiet}, at most 10 s: a SEND's receiver gives up
-     * after 30). The warm-up's requests carry at most {@link #WARMUP_SIZE} bytes: the JIT needs tens of thousands of
-     * passes through the loop whatever the size (fewer, and it compiles during the measured run, on the CPU the loop
-     * runs on), and the Java code does not depend on the size; tens of thousands of 1 MiB transfers would take
-     * minutes under emulation.
+     * after 30). The warm-up's requests carry at most {@link #WARMUP_SIZE} bytes: the JIT needs about 100,000 passes
+     * through the loop whatever the size (fewer, and it compiles during the measured run, on the CPU the loop runs
+     * on), and the Java code does not depend on the size; 100,000 transfers of 1 MiB would take over 20 minutes on the
+     * lab's rxe0.
      */
     private void bandwidth(Requests requests) throws InterruptedException {
         int phase = options.cqModeration() * Math.ceilDiv(WARMUP_PHASE, options.cqModeration());
