@@ -22,10 +22,11 @@ import java.util.stream.Stream;
  * Java against C in the lab guest, back to back in one boot: perftest's programs against {@link Perf} (two
  * processes each, connected by the connection manager) for SEND/WRITE/READ latency and bandwidth, C's
  * {@code registration.c} against {@link Registration}, and the warm-up curve of a SEND ping-pong; each pair
- * ROUNDS times per device, C and Java alternating which goes first. Writes {@code lab.md} and {@code lab.csv}
- * (median of the rounds per side, ratio Java/C, each side's spread, the target) and every process's output
- * under {@code raw/}. A run that fails or a JVM that crashes is a row marked FAILED or CRASHED and makes the exit
- * code 1; nothing is retried. {@code src/test/lab/rdma-lab perf} runs it.
+ * ROUNDS times per device, C and Java alternating which goes first, and after each latency and bandwidth pair C
+ * once more ({@link #C_AGAIN}: the control, two runs of one program). Writes {@code lab.md} and {@code lab.csv}
+ * (median of the rounds per side, ratio Java/C, each side's spread, the control's ratio, the target) and every
+ * process's output under {@code raw/}. A run that fails or a JVM that crashes is a row marked FAILED or CRASHED
+ * and makes the exit code 1; nothing is retried. {@code src/test/lab/rdma-lab perf} runs it.
  *
  * <pre>
  * LabBench --results DIR [--rounds 3] [--devices rxe0=192.0.2.1,siw0=198.51.100.1] [--environment TEXT] [--quick]
@@ -34,6 +35,11 @@ import java.util.stream.Stream;
  */
 public final class LabBench {
 
+    /**
+     * The side of the control run: perftest once more after each latency and bandwidth pair, so that the report can
+     * show beside Java/C what the emulator's drift alone does to a ratio of two runs, C's second over its first.
+     */
+    static final String C_AGAIN = "C again";
     /** Latency tests run this many unmeasured iterations first on the Java side (see the report). */
     static final int LATENCY_WARMUP = 20_000;
     /**
@@ -81,8 +87,8 @@ public final class LabBench {
     }
 
     /**
-     * One measured value of one side; {@code pair} names the back-to-back C and Java runs it belongs to (its round,
-     * or its round and registration window), whose ratio LabReport takes.
+     * One measured value of one side (C, Java or {@link #C_AGAIN}); {@code pair} names the back-to-back runs it belongs
+     * to (its round, or its round and registration window), whose ratios LabReport takes.
      */
     record Sample(String device, String what, String metric, String unit, boolean higherIsBetter, double target,
                   String pair, String side, double value) {
@@ -181,7 +187,7 @@ public final class LabBench {
 
     private void run() throws IOException, InterruptedException {
         for (int round = 1; round <= rounds; round++) {
-            List<String> order = round % 2 == 1 ? List.of("C", "Java") : List.of("Java", "C");
+            List<String> order = round % 2 == 1 ? List.of("C", "Java", C_AGAIN) : List.of("Java", "C", C_AGAIN);
             for (Map.Entry<String, String> device : devices.entrySet()) {
                 String dev = device.getKey();
                 log("round " + round + "/" + rounds + " on " + dev + " (" + order.getFirst() + " first)");
@@ -254,8 +260,8 @@ public final class LabBench {
             // lead must outlast its stalls (JIT, GC, emulator). 8,192 fits rxe's and siw's queues and perftest's -r.
             options.addAll(List.of("-r", Integer.toString(SEND_BW_RECEIVE_DEPTH)));
         }
-        String label = round + "-" + device + "-" + c.name().replace(' ', '-') + "-" + side;
-        int warmup = side.equals("C") ? 0 : c.test().latency() ? LATENCY_WARMUP
+        String label = (round + "-" + device + "-" + c.name() + "-" + side).replace(' ', '-');
+        int warmup = !side.equals("Java") ? 0 : c.test().latency() ? LATENCY_WARMUP
                 : quick ? c.iterations() : BANDWIDTH_WARMUP;
         PerftestOutput out = runPair(device, address, c.test(), options, side, label, warmup);
         if (out == null) {
@@ -321,7 +327,8 @@ public final class LabBench {
     private List<String> command(Test test, String device, List<String> options, String side, String address,
                                  int warmup) {
         List<String> args = new ArrayList<>();
-        if (side.equals("C")) {
+        boolean perftest = !side.equals("Java");
+        if (perftest) {
             // -F: no CPU-frequency warning (the guest has no cpufreq); -R: the connection manager, as Perf.
             args.addAll(List.of(test.perftest(), "-d", device, "-R", "-F"));
             args.addAll(options);
@@ -335,7 +342,7 @@ public final class LabBench {
         if (address != null) {
             args.add(address);
         }
-        return side.equals("C") ? args : java("io.rdma4j.benchmarks.Perf", args);
+        return perftest ? args : java("io.rdma4j.benchmarks.Perf", args);
     }
 
     /**

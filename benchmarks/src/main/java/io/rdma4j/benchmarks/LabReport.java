@@ -12,8 +12,9 @@ import java.util.Map;
 /**
  * LabBench's tables: per device, comparison and metric the median of the rounds for C and for Java, the ratio
  * Java/C (the median of the ratios of the runs made back to back: the emulator's speed drifts between them), each
- * side's spread (lowest to highest round, as ± % of its median) and the target with whether it is met; the warm-up
- * curves as the mean of each block of 1,000 iterations; the failures. Markdown and CSV.
+ * side's spread (lowest to highest round, as ± % of its median), the control's C again/C (the median and range of
+ * the rounds' ratios of C's two runs) and the target with whether it is met; the warm-up curves as the mean of each
+ * block of 1,000 iterations; the failures. Markdown and CSV.
  */
 final class LabReport {
 
@@ -36,8 +37,9 @@ final class LabReport {
         for (List<Sample> row : rows.values()) {
             double[] c = values(row, "C");
             double[] java = values(row, "Java");
-            table.add(new Row(row.getFirst(), median(c), median(java), median(pairRatios(row)), spread(c),
-                    spread(java), c.length, java.length));
+            double[] control = pairRatios(row, LabBench.C_AGAIN);
+            table.add(new Row(row.getFirst(), median(c), median(java), median(pairRatios(row, "Java")), spread(c),
+                    spread(java), c.length, java.length, median(control), min(control), max(control)));
         }
         this.curves = curves;
         this.failures = failures;
@@ -45,9 +47,12 @@ final class LabReport {
         this.rounds = rounds;
     }
 
-    /** One table row; {@code ratio} is the median of its pairs' Java/C. */
+    /**
+     * One table row; {@code ratio} is the median of its pairs' Java/C, {@code control} of their C again/C, with its
+     * lowest and highest (NaN without control runs).
+     */
     private record Row(Sample first, double c, double java, double ratio, double cSpread, double javaSpread,
-                       int cRounds, int javaRounds) {
+                       int cRounds, int javaRounds, double control, double controlLow, double controlHigh) {
 
         /** Whether the target is met: Java/C at most the target where lower is better, at least where higher is. */
         String met() {
@@ -74,16 +79,18 @@ final class LabReport {
                 same loops and options, the same cycle counter and the same statistics) and `Registration`. C and Java \
                 are each the median of the rounds; spread is lowest to highest round as ± %% of that median; Java/C is \
                 the median of each round's own Java/C (the emulator's speed drifts from run to run, and only runs made \
-                back to back compare). Java's runs do unmeasured iterations first (`-w`: %,d for latency, %,d requests \
-                of at most 4 KiB for bandwidth, all retired and the JVM's compiler threads idle before the clock \
-                starts); perftest has no such option, and its first iterations are in its figures. The warm-up table \
-                shows what the JIT costs from the first iteration. Both registration programs first register 4 KiB and \
-                create a queue pair %,d times each and run each loop %.1f s, unmeasured (Java then waits for its \
-                compiler threads to go idle); then, held open together on one CPU, they count each loop in windows of \
-                %.1f s, C's and Java's alternating, %d of each per round (which goes first alternates too): the \
-                control path's values are the median of the windows, its spread lowest to highest window, and its \
-                Java/C the median of each window's Java/C with the C window next to it. Both register a buffer kept in \
-                4 KiB pages.
+                back to back compare). C again is perftest run once more right after each latency and bandwidth pair: \
+                C again/C, the median of the rounds' ratios of C's two runs with their lowest and highest, is what the \
+                emulator's drift alone does to a ratio of two runs of one program. Java's runs do unmeasured \
+                iterations first (`-w`: %,d for latency, %,d requests of at most 4 KiB for bandwidth, all retired and \
+                the JVM's compiler threads idle before the clock starts); perftest has no such option, and its first \
+                iterations are in its figures. The warm-up table shows what the JIT costs from the first iteration. \
+                Both registration programs first register 4 KiB and create a queue pair %,d times each and run each \
+                loop %.1f s, unmeasured (Java then waits for its compiler threads to go idle); then, held open \
+                together on one CPU, they count each loop in windows of %.1f s, C's and Java's alternating, %d of each \
+                per round (which goes first alternates too): the control path's values are the median of the windows, \
+                its spread lowest to highest window, and its Java/C the median of each window's Java/C with the C \
+                window next to it. Both register a buffer kept in 4 KiB pages.
 
                 """, LabBench.LATENCY_WARMUP, LabBench.BANDWIDTH_WARMUP, LabBench.REGISTRATION_WARMUP,
                 LabBench.REGISTRATION_SECONDS, LabBench.REGISTRATION_SECONDS, LabBench.REGISTRATION_WINDOWS));
@@ -110,12 +117,13 @@ final class LabReport {
             md.append("Not measured.\n\n");
             return;
         }
-        md.append("| device | test | metric | C | Java | Java/C | C spread | Java spread | target | met |\n")
-                .append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
+        md.append("| device | test | metric | C | Java | Java/C | C spread | Java spread | C again/C (range) | target"
+                        + " | met |\n")
+                .append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
         for (Row r : rows) {
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %s |%n",
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %s | %s |%n",
                     r.first().device(), r.first().what(), r.first().metric(), number(r.c()), number(r.java()),
-                    r.ratio(), percent(r.cSpread()), percent(r.javaSpread()), r.target(), r.met()));
+                    r.ratio(), percent(r.cSpread()), percent(r.javaSpread()), control(r), r.target(), r.met()));
         }
         md.append('\n');
     }
@@ -187,12 +195,15 @@ final class LabReport {
 
     String csv(LocalDate date) {
         StringBuilder csv = new StringBuilder("date,environment,device,test,metric,unit,c,java,java_over_c,"
-                + "c_spread,java_spread,c_rounds,java_rounds,target,met\n");
+                + "c_spread,java_spread,c_rounds,java_rounds,target,met,c_again_over_c,c_again_over_c_low,"
+                + "c_again_over_c_high\n");
         for (Row r : table) {
-            csv.append(String.format(Locale.ROOT, "%s,\"%s\",%s,%s,%s,%s,%s,%s,%.4f,%.4f,%.4f,%d,%d,%s,%s%n", date,
+            csv.append(String.format(Locale.ROOT,
+                    "%s,\"%s\",%s,%s,%s,%s,%s,%s,%.4f,%.4f,%.4f,%d,%d,%s,%s,%.4f,%.4f,%.4f%n", date,
                     environment.replace("\"", "'"), r.first().device(), r.first().what(), r.first().metric(),
                     r.first().unit(), r.c(), r.java(), r.ratio(), r.cSpread(), r.javaSpread(), r.cRounds(),
-                    r.javaRounds(), Double.isNaN(r.first().target()) ? "" : r.first().target(), r.met()));
+                    r.javaRounds(), Double.isNaN(r.first().target()) ? "" : r.first().target(), r.met(), r.control(),
+                    r.controlLow(), r.controlHigh()));
         }
         return csv.toString();
     }
@@ -205,15 +216,31 @@ final class LabReport {
         return sum / BLOCK;
     }
 
-    /** Java/C of each pair of runs made back to back (see {@link Sample#pair}); a pair missing a side is left out. */
-    private static double[] pairRatios(List<Sample> row) {
+    /**
+     * {@code side}/C of each pair of runs made back to back (see {@link Sample#pair}); a pair missing either side is
+     * left out.
+     */
+    private static double[] pairRatios(List<Sample> row, String side) {
         Map<String, double[]> pairs = new LinkedHashMap<>();
         for (Sample s : row) {
-            double[] cJava = pairs.computeIfAbsent(s.pair(), k -> new double[] {Double.NaN, Double.NaN});
-            cJava[s.side().equals("C") ? 0 : 1] = s.value();
+            double[] cAndSide = pairs.computeIfAbsent(s.pair(), k -> new double[] {Double.NaN, Double.NaN});
+            if (s.side().equals("C")) {
+                cAndSide[0] = s.value();
+            } else if (s.side().equals(side)) {
+                cAndSide[1] = s.value();
+            }
         }
-        return pairs.values().stream().mapToDouble(cJava -> cJava[1] / cJava[0]).filter(r -> !Double.isNaN(r))
-                .toArray();
+        return pairs.values().stream().mapToDouble(cAndSide -> cAndSide[1] / cAndSide[0])
+                .filter(r -> !Double.isNaN(r)).toArray();
+    }
+
+    /** The control's cell: C again/C's median and, from two rounds on, its range; empty without control runs. */
+    private static String control(Row r) {
+        if (Double.isNaN(r.control())) {
+            return "";
+        }
+        return r.controlLow() == r.controlHigh() ? String.format(Locale.ROOT, "%.2f", r.control())
+                : String.format(Locale.ROOT, "%.2f (%.2f–%.2f)", r.control(), r.controlLow(), r.controlHigh());
     }
 
     private static double[] values(List<Sample> samples, String side) {
@@ -230,18 +257,17 @@ final class LabReport {
         return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     }
 
+    private static double min(double[] values) {
+        return Arrays.stream(values).min().orElse(Double.NaN);
+    }
+
+    private static double max(double[] values) {
+        return Arrays.stream(values).max().orElse(Double.NaN);
+    }
+
     /** Half the range as a fraction of the median. */
     private static double spread(double[] v) {
-        if (v.length < 2) {
-            return Double.NaN;
-        }
-        double min = Double.MAX_VALUE;
-        double max = -Double.MAX_VALUE;
-        for (double x : v) {
-            min = Math.min(min, x);
-            max = Math.max(max, x);
-        }
-        return (max - min) / 2 / median(v);
+        return v.length < 2 ? Double.NaN : (max(v) - min(v)) / 2 / median(v);
     }
 
     private static String percent(double fraction) {

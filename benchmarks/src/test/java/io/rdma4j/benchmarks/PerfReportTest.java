@@ -121,13 +121,14 @@ class PerfReportTest {
     @Test
     void reportTablesCarryMediansRatiosSpreadsTargetsAndFailures() {
         List<LabBench.Sample> samples = new ArrayList<>();
-        // Each round's C and Java ran back to back; round 3's Java failed (no sample), round 4's C.
-        double[][] rounds = {{10, 11}, {11, 11.5}, {12, Double.NaN}, {Double.NaN, 13}, {13, 14}};
+        // Each round's C, Java and C again ran back to back; round 3's Java failed (no sample), round 4's C.
+        double[][] rounds = {{10, 11, 9}, {11, 11.5, 12.1}, {12, Double.NaN, 12}, {Double.NaN, 13, 20}, {13, 14, 13}};
+        List<String> sides = List.of("C", "Java", LabBench.C_AGAIN);
         for (int round = 0; round < rounds.length; round++) {
-            for (int side = 0; side < 2; side++) {
+            for (int side = 0; side < sides.size(); side++) {
                 if (!Double.isNaN(rounds[round][side])) {
                     samples.add(new LabBench.Sample("rxe0", "ib_send_lat 64 B", "median", "µs", false, 1.05,
-                            "round " + round, side == 0 ? "C" : "Java", rounds[round][side]));
+                            "round " + round, sides.get(side), rounds[round][side]));
                 }
             }
         }
@@ -139,16 +140,19 @@ class PerfReportTest {
                 12.0)), List.of("1-siw0-read_bw-4096-Java: THE JVM CRASHED (raw/x.txt)"), "QEMU tcg", 3);
         String md = report.markdown(LocalDate.of(2026, 12, 3));
         // Medians 11.5 and 12.25 (1.065 apart), but Java/C is the median of the three whole pairs' 1.1, 1.045, 1.077.
+        // C again/C: 0.9, 1.1, 1.0 and 1.0 (round 3 has no C to divide by): median 1.0, from 0.9 to 1.1.
+        assertTrue(md.contains("| rxe0 | ib_send_lat 64 B | median | 11.50 | 12.25 | 1.08 | ± 13% | ± 12% | "
+                + "1.00 (0.90–1.10) | ≤ 1.05 | NO |"), md);
         assertTrue(md.contains(
-                "| rxe0 | ib_send_lat 64 B | median | 11.50 | 12.25 | 1.08 | ± 13% | ± 12% | ≤ 1.05 | NO |"), md);
-        assertTrue(md.contains(
-                "| siw0 | ib_write_bw 4 KiB | bandwidth | 50.00 | 49.50 | 0.99 |  |  | ≥ 0.98 | yes |"), md);
+                "| siw0 | ib_write_bw 4 KiB | bandwidth | 50.00 | 49.50 | 0.99 |  |  |  | ≥ 0.98 | yes |"), md);
         assertTrue(md.contains("- 1-siw0-read_bw-4096-Java: THE JVM CRASHED"), md);
         assertTrue(md.contains("higher is better\n\nNot measured.\n"), "a part left out (--only) says so: " + md);
         assertTrue(md.contains(
                 "rxe0 Java: steady state 12.00 µs; at most 10% slower from iteration 1 on (every block), from 1 on"), md);
         String csv = report.csv(LocalDate.of(2026, 12, 3));
         assertTrue(csv.contains("2026-12-03,\"QEMU tcg\",rxe0,ib_send_lat 64 B,median,µs,11.5,12.25,1.0769,"), csv);
+        assertTrue(csv.contains(",1.05,NO,1.0000,0.9000,1.1000\n"), csv);
+        assertTrue(csv.contains(",0.98,yes,NaN,NaN,NaN\n"), "a row without control runs: " + csv);
         assertEquals(3, csv.lines().count());
     }
 
