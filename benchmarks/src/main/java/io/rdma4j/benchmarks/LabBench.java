@@ -45,8 +45,8 @@ public final class LabBench {
     /**
      * Bandwidth tests post this many unmeasured requests (of at most 4 KiB) first on the Java side: the sender's loop
      * ({@code Perf.keepInFlight}) reached C2 after about 95,000 of them (its JIT log in the lab: tier 3 after about
-     * 55,000 passes of its loop, C2 after about 40,000 more), so with 50,000 it ran its measured part at tier 3 and then C2
-     * compiled it on the loop's CPU (SEND 64 B on rxe0: 0.86-0.96x C against 0.94-0.98x with 150,000).
+     * 55,000 passes of its loop, C2 after about 40,000 more), so with 50,000 it ran its measured part at tier 3 and
+     * then C2 compiled it on the loop's CPU (SEND 64 B on rxe0: 0.86-0.96x C against 0.94-0.98x with 150,000).
      */
     static final int BANDWIDTH_WARMUP = 200_000;
     /** Registrations and queue pairs that Registration and registration.c make unmeasured first (see the report). */
