@@ -82,7 +82,16 @@ final class PeerHost {
 
     /** Sends SIGKILL to {@code name} (and ends it for good, if a test failed while it ran). */
     void kill(String name) throws IOException, InterruptedException {
-        run("kill -9 $(cat " + control.resolve(name) + ".pid) 2>/dev/null; true", Duration.ofSeconds(30));
+        signal(name, "KILL");
+    }
+
+    /** Sends SIGSTOP to {@code name}: it keeps its kernel objects but takes no more events until killed. */
+    void suspend(String name) throws IOException, InterruptedException {
+        signal(name, "STOP");
+    }
+
+    private void signal(String name, String signal) throws IOException, InterruptedException {
+        run("kill -" + signal + " $(cat " + control.resolve(name) + ".pid) 2>/dev/null; true", Duration.ofSeconds(30));
     }
 
     /** Waits until {@code name} has an rdma_cm listener on {@code port} (the C tools print nothing when they do). */

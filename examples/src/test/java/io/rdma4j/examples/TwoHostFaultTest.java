@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -120,7 +121,31 @@ class TwoHostFaultTest {
     void aPeerKilledMidRunEndsTheRdmaCmClientWithinSeconds() throws Exception {
         startRpingServer();
         CompletableFuture<String> run = rpingClient(0); // rping's 0: ping until stopped
-        killThePeerAfter(5000, run, "the rping client");
+        // The first validated ping: connected (siw lists its QPs in RESET and cm_ids in CONNECT whatever their state).
+        killThePeerMidRun(run, () -> lines(clientOutput.toString(StandardCharsets.US_ASCII), "ping data: ") > 0,
+                "the rping client");
+    }
+
+    /**
+     * The peer's listener is killed while this host's connect request waits at it (the C server is stopped with
+     * SIGSTOP first, so the request stays pending in its kernel): the Java connect ends with the kernel's answer within
+     * seconds, long before its own 60 s timeout, and leaves nothing behind.
+     */
+    @Test
+    void aPeerKilledWhileTheConnectWaitsAtItsListenerEndsTheConnectWithinSeconds() throws Exception {
+        startRpingServer();
+        peer.suspend("server");
+        CompletableFuture<String> run = rpingClient(1);
+        awaitPendingRequest(() -> peer.run("rdma resource show cm_id", Duration.ofSeconds(30)), peerAddress);
+        assertTrue(!run.isDone(), () -> "the connect ended while the listener was stopped: " + run.join());
+        peer.kill("server");
+        long killed = System.nanoTime();
+        ExecutionException failed = expectFailure(run, 60);
+        long millis = (System.nanoTime() - killed) / 1_000_000;
+        System.out.println("listener killed during a connect on " + device + ": the connect failed after " + millis
+                + " ms: " + failed.getCause());
+        assertTrue(millis < 30_000, () -> "the kernel's answer, not the connect's timeout: " + failed.getCause());
+        assertEquals(List.of(), ourKernelObjects(), "the failed connect left nothing");
     }
 
     /**
@@ -134,7 +159,7 @@ class TwoHostFaultTest {
         Acceptor listener = Acceptor.listen(local, 1);
         try {
             peer.start("client", "stdbuf -oL rping -c -v -a " + address + " -p " + port + " -C 1");
-            awaitPendingRequest();
+            awaitPendingRequest(() -> output("rdma resource show cm_id"), address);
         } finally {
             listener.close();
         }
@@ -154,18 +179,21 @@ class TwoHostFaultTest {
         serving.get(60, TimeUnit.SECONDS);
     }
 
-    /** Waits until the kernel lists a connect request on this host's port next to the listener (60 s at most). */
-    private void awaitPendingRequest() throws IOException, InterruptedException {
+    /**
+     * Waits until the kernel's cm_ids ({@code ids}: {@code rdma resource show cm_id} on one of the hosts) list a
+     * connect request at {@code host}'s listener on this test's port (60 s at most).
+     */
+    private void awaitPendingRequest(Callable<String> ids, String host) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        String ids = "";
+        String listed = "";
         while (System.nanoTime() < deadline) {
-            ids = output("rdma resource show cm_id");
-            if (ids.lines().anyMatch(l -> l.contains(address + ":" + port + " ") && !l.contains(" LISTEN "))) {
+            listed = ids.call();
+            if (listed.lines().anyMatch(l -> l.contains(host + ":" + port + " ") && !l.contains(" LISTEN "))) {
                 return;
             }
             Thread.sleep(100);
         }
-        fail("no connect request from the peer within 60 s: " + ids + "\n" + peer.log("client"));
+        fail(diagnosis("no connect request at " + host + ":" + port + " within 60 s: " + listed));
     }
 
     /**
@@ -198,15 +226,28 @@ class TwoHostFaultTest {
             }
             return out.toString(StandardCharsets.UTF_8);
         }, InProcessServer.OWN_THREAD);
-        killThePeerAfter(8000, run, "the ping-pong");
+        // It prints nothing until it ends: the kernel's RTS says its queue pair is connected.
+        killThePeerMidRun(run, () -> ourKernelObjects().stream().anyMatch(l -> l.contains(" state RTS ")),
+                "the ping-pong");
     }
 
     /**
-     * Lets {@code run} go on for {@code millis}, kills the peer's server with SIGKILL, and expects {@code run} to
-     * fail within a minute and to leave none of this process's kernel objects behind.
+     * Waits until {@code running} says that {@code run} is under way, lets it run 2 s more, kills the peer's server
+     * with SIGKILL, and expects {@code run} to fail within a minute and to leave none of this process's kernel objects
+     * behind. (A fixed head start is not enough: under the lab's emulation a JVM's first connect can take longer than
+     * 5 s, and then the kill hits the connect rather than the run.)
      */
-    private void killThePeerAfter(long millis, CompletableFuture<String> run, String what) throws Exception {
-        Thread.sleep(millis);
+    private void killThePeerMidRun(CompletableFuture<String> run, Callable<Boolean> running, String what)
+            throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!running.call()) {
+            assertTrue(!run.isDone(), () -> "the run ended before it was under way: " + run.join());
+            if (System.nanoTime() > deadline) {
+                fail(diagnosis(what + " was not under way within 120 s"));
+            }
+            Thread.sleep(100);
+        }
+        Thread.sleep(2000);
         assertTrue(!run.isDone(), () -> "the run ended early: " + run.join());
         peer.kill("server");
         long killed = System.nanoTime();
@@ -257,38 +298,49 @@ class TwoHostFaultTest {
 
     /**
      * The result of {@code run} within {@code seconds}; if it is not there by then, fails with what both sides were
-     * doing: this JVM's threads, the pings so far, the peer's log, both hosts' queue pairs and the device's counters.
+     * doing ({@link #diagnosis}).
      */
     private String within(CompletableFuture<String> run, int seconds) throws Exception {
         try {
             return run.get(seconds, TimeUnit.SECONDS);
         } catch (TimeoutException hang) {
-            StringBuilder why = new StringBuilder("no result within " + seconds + " s\n--- this JVM's threads\n");
-            Thread.getAllStackTraces().forEach((thread, stack) -> {
-                why.append(thread).append('\n');
-                for (StackTraceElement frame : stack) {
-                    why.append("    at ").append(frame).append('\n');
-                }
-            });
-            String state = "rdma resource show qp; rdma statistic show link " + device + "/1";
-            why.append("--- the Java client's output\n").append(clientOutput.toString(StandardCharsets.US_ASCII))
-                    .append("--- the peer's server\n").append(peer.log("server"))
-                    .append("--- here: ").append(state).append('\n').append(output(state))
-                    .append("--- on the peer\n").append(peer.run(state, Duration.ofSeconds(30)));
-            return fail(why.toString());
+            return fail(diagnosis("no result within " + seconds + " s"));
         }
     }
 
-    private static ExecutionException expectFailure(CompletableFuture<String> run, int seconds)
-            throws InterruptedException {
+    /** The failure of {@code run} within {@code seconds}; if it still runs by then, fails with {@link #diagnosis}. */
+    private ExecutionException expectFailure(CompletableFuture<String> run, int seconds) throws Exception {
         try {
             String out = run.get(seconds, TimeUnit.SECONDS);
             return fail("the run completed after its peer was killed: " + out);
         } catch (ExecutionException expected) {
             return expected;
         } catch (TimeoutException hang) {
-            return fail("no failure within " + seconds + " s of the peer's death");
+            return fail(diagnosis("no failure within " + seconds + " s of the peer's death"));
         }
+    }
+
+    /**
+     * {@code headline}, then what both sides are doing: this JVM's threads, the Java client's pings so far, the
+     * peer's server, and on both hosts the kernel's queue pairs, cm_ids, TCP sockets (iWARP's transport), the
+     * device's counters and the kernel log's end.
+     */
+    private String diagnosis(String headline) throws IOException, InterruptedException {
+        StringBuilder why = new StringBuilder(headline).append("\n--- this JVM's threads\n");
+        Thread.getAllStackTraces().forEach((thread, stack) -> {
+            why.append(thread).append('\n');
+            for (StackTraceElement frame : stack) {
+                why.append("    at ").append(frame).append('\n');
+            }
+        });
+        String state = "rdma resource show qp; rdma resource show cm_id; rdma statistic show link " + device
+                + "/1; ss -tnoi; dmesg | tail -n 30";
+        why.append("--- the Java client's output\n").append(clientOutput.toString(StandardCharsets.US_ASCII))
+                .append("--- the peer's server\n").append(peer.log("server"))
+                .append("--- the peer's client\n").append(peer.log("client"))
+                .append("--- here: ").append(state).append('\n').append(output(state))
+                .append("--- on the peer\n").append(peer.run(state, Duration.ofSeconds(30)));
+        return why.toString();
     }
 
     private static long lines(String output, String prefix) {
