@@ -48,7 +48,8 @@ public final class Rping {
     private static final long RDMA = 64;
     private static final long RECEIVE_ID = 1;
     private static final long SEND_ID = 2;
-    private static final Duration FOREVER = Duration.ofDays(365);
+    /** How often a wait for completions looks whether the connection ended meanwhile. */
+    private static final Duration DISCONNECT_CHECK = Duration.ofSeconds(1);
 
     /** rping's options, with its defaults (port 7174, 64-byte pings, count 0 = forever). */
     record Options(boolean server, InetAddress address, InetAddress source, int port, int size, int count,
@@ -337,9 +338,18 @@ public final class Rping {
         return true;
     }
 
-    /** Takes completions (sends and receives can finish in either order); false once work was flushed. */
+    /**
+     * Takes completions (sends and receives can finish in either order); false once work was flushed or the
+     * connection ended. The wait ends on DISCONNECTED too, as rping's does (its cm_thread posts the semaphore that the
+     * client waits on): a provider that ends a connection without flushing its queue pair cannot hang it.
+     */
     private boolean poll() throws InterruptedException {
-        int n = connection.awaitCompletions(completions, FOREVER);
+        int n;
+        while ((n = connection.awaitCompletions(completions, DISCONNECT_CHECK)) == 0) {
+            if (connection.isDisconnected()) {
+                return false;
+            }
+        }
         for (int i = 0; i < n; i++) {
             WorkCompletionStatus status = completions.status(i);
             if (status == WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR) {
