@@ -22,8 +22,8 @@ import java.util.stream.Stream;
  * Java against C in the lab guest, back to back in one boot: perftest's programs against {@link Perf} (two
  * processes each, connected by the connection manager) for SEND/WRITE/READ latency and bandwidth, C's
  * {@code registration.c} against {@link Registration}, and the warm-up curve of a SEND ping-pong; each pair
- * ROUNDS times per device, C and Java alternating which goes first, and after each latency and bandwidth pair C
- * once more ({@link #C_AGAIN}: the control, two runs of one program). Writes {@code lab.md} and {@code lab.csv}
+ * ROUNDS times per device, C and Java alternating which goes first, and after each pair C once more
+ * ({@link #C_AGAIN}: the control, two runs of one program). Writes {@code lab.md} and {@code lab.csv}
  * (median of the rounds per side, ratio Java/C, each side's spread, the control's ratio, the target) and every
  * process's output under {@code raw/}. A run that fails or a JVM that crashes is a row marked FAILED or CRASHED
  * and makes the exit code 1; nothing is retried. {@code src/test/lab/rdma-lab perf} runs it.
@@ -36,8 +36,9 @@ import java.util.stream.Stream;
 public final class LabBench {
 
     /**
-     * The side of the control run: perftest once more after each latency and bandwidth pair, so that the report can
-     * show beside Java/C what the emulator's drift alone does to a ratio of two runs, C's second over its first.
+     * The side of the control run: perftest once more after each latency and bandwidth pair, registration.c's window
+     * once more after each registration pair, so that the report can show beside Java/C what the emulator's drift
+     * alone does to a ratio of two runs of one C program.
      */
     static final String C_AGAIN = "C again";
     /** Latency tests run this many unmeasured iterations first on the Java side (see the report). */
@@ -211,21 +212,25 @@ public final class LabBench {
     }
 
     /**
-     * Holds registration.c and Registration open together, both on CPU 0, and counts each loop in windows, C's and
-     * Java's alternating (which goes first alternates too): only one of them runs at a time, and both see the
-     * emulator at the speed of the moment.
+     * Holds registration.c, Registration and a second registration.c (the control, {@link #C_AGAIN}) open together,
+     * all on CPU 0, and counts each loop in windows, C's and Java's alternating (which goes first alternates too), the
+     * control's after them: only one of them runs at a time, and all see the emulator at the speed of the moment.
      */
     private void registration(int round, String device) throws IOException, InterruptedException {
         List<String> args = quick ? List.of(device, "0.5", "500")
                 : List.of(device, Double.toString(REGISTRATION_SECONDS), Integer.toString(REGISTRATION_WARMUP));
+        List<String> cCommand = pinned(0, Stream.concat(Stream.of(registrationProgram.toString()), args.stream())
+                .toList());
         String label = round + "-" + device + "-registration-";
         Path raw = results.resolve("raw");
-        try (LoopProgram c = LoopProgram.start(pinned(0, Stream.concat(Stream.of(registrationProgram.toString()),
-                args.stream()).toList()), raw.resolve(label + "C.txt"));
+        try (LoopProgram c = LoopProgram.start(cCommand, raw.resolve(label + "C.txt"));
              LoopProgram java = LoopProgram.start(pinned(0, java("io.rdma4j.benchmarks.Registration", args)),
-                     raw.resolve(label + "Java.txt"))) {
-            c.awaitReady(900);
-            java.awaitReady(900);
+                     raw.resolve(label + "Java.txt"));
+             LoopProgram cAgain = LoopProgram.start(cCommand, raw.resolve(label + "C-again.txt"))) {
+            Map<LoopProgram, String> sides = Map.of(c, "C", java, "Java", cAgain, C_AGAIN);
+            for (LoopProgram side : sides.keySet()) {
+                side.awaitReady(900);
+            }
             int window = 0;
             String register = "register ";
             for (String loop : REGISTRATION_LOOPS) {
@@ -234,16 +239,17 @@ public final class LabBench {
                         : "queue pair create + close";
                 for (int w = 0; w < (quick ? 1 : REGISTRATION_WINDOWS); w++, window++) {
                     boolean cFirst = (window + round) % 2 == 1;
-                    for (LoopProgram side : cFirst ? List.of(c, java) : List.of(java, c)) {
+                    for (LoopProgram side : cFirst ? List.of(c, java, cAgain) : List.of(java, c, cAgain)) {
                         samples.add(new Sample(device, what, "rate", "ops/s", true, 0.9,
-                                "round " + round + " window " + w, side == c ? "C" : "Java", side.rate(loop, 120)));
+                                "round " + round + " window " + w, sides.get(side), side.rate(loop, 120)));
                     }
                 }
             }
-            c.finish(60);
-            java.finish(60);
+            for (LoopProgram side : sides.keySet()) {
+                side.finish(60);
+            }
         } catch (IOException failed) {
-            failures.add(label + "C/Java: " + failed.getMessage());
+            failures.add(label + "C/Java/" + C_AGAIN + ": " + failed.getMessage());
         }
     }
 

@@ -88,9 +88,10 @@ final class LabReport {
                 Both registration programs first register 4 KiB and create a queue pair %,d times each and run each \
                 loop %.1f s, unmeasured (Java then waits for its compiler threads to go idle); then, held open \
                 together on one CPU, they count each loop in windows of %.1f s, C's and Java's alternating, %d of each \
-                per round (which goes first alternates too): the control path's values are the median of the windows, \
-                its spread lowest to highest window, and its Java/C the median of each window's Java/C with the C \
-                window next to it. Both register a buffer kept in 4 KiB pages.
+                per round (which goes first alternates too), and after each such pair a window of a second \
+                registration.c, the control: the control path's values are the median of the windows, its spread \
+                lowest to highest window, its Java/C the median of each window's Java/C with the C window next to it, \
+                and its C again/C likewise. All register a buffer kept in 4 KiB pages.
 
                 """, LabBench.LATENCY_WARMUP, LabBench.BANDWIDTH_WARMUP, LabBench.REGISTRATION_WARMUP,
                 LabBench.REGISTRATION_SECONDS, LabBench.REGISTRATION_SECONDS, LabBench.REGISTRATION_WINDOWS));
