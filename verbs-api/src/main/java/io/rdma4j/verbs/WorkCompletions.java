@@ -5,6 +5,7 @@ import io.rdma4j.bindings.verbs.ibv_wc;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.ref.Reference;
 import java.util.Objects;
 
 /**
@@ -20,6 +21,13 @@ import java.util.Objects;
 public final class WorkCompletions implements AutoCloseable {
 
     private static final long SIZE = ibv_wc.layout().byteSize();
+    /**
+     * All of memory, for reads at the array's absolute address: they skip the checks of the array's own segment (its
+     * arena's liveness and its bounds, which {@link #at} covers). Measured on the host: a post and poll of 16 that
+     * reads three fields of each completion 4-6 ns faster.
+     */
+    @SuppressWarnings("restricted")
+    private static final MemorySegment MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     private static final long WR_ID = ibv_wc.wr_id$offset();
     private static final long STATUS = ibv_wc.status$offset();
     private static final long OPCODE = ibv_wc.opcode$offset();
@@ -34,6 +42,7 @@ public final class WorkCompletions implements AutoCloseable {
     private static final long SL = ibv_wc.sl$offset();
 
     private boolean closed;
+    /** Holds the array's memory (an automatic arena's) for as long as the batch is reachable. */
     private final MemorySegment array;
     private final long arrayAddress;
     private final int capacity;
@@ -64,37 +73,37 @@ public final class WorkCompletions implements AutoCloseable {
 
     /** {@code wr_id}: what the work request carried. */
     public long workRequestId(int index) {
-        return array.get(ValueLayout.JAVA_LONG, at(index) + WR_ID);
+        return longAt(index, WR_ID);
     }
 
     /** {@code status}. */
     public WorkCompletionStatus status(int index) {
-        return WorkCompletionStatus.fromC(array.get(ValueLayout.JAVA_INT, at(index) + STATUS));
+        return WorkCompletionStatus.fromC(intAt(index, STATUS));
     }
 
     /** Whether {@link #status(int)} is {@link WorkCompletionStatus#SUCCESS}. */
     public boolean isSuccess(int index) {
-        return array.get(ValueLayout.JAVA_INT, at(index) + STATUS) == 0;
+        return intAt(index, STATUS) == 0;
     }
 
     /** The library's description of the status ({@code ibv_wc_status_str}). */
     public String statusText(int index) {
-        return RdmaCore.ibv_wc_status_str(array.get(ValueLayout.JAVA_INT, at(index) + STATUS)).getString(0);
+        return RdmaCore.ibv_wc_status_str(intAt(index, STATUS)).getString(0);
     }
 
     /** {@code opcode}: valid only for successful completions (libibverbs leaves it undefined on errors). */
     public WorkCompletionOpcode opcode(int index) {
-        return WorkCompletionOpcode.fromC(array.get(ValueLayout.JAVA_INT, at(index) + OPCODE));
+        return WorkCompletionOpcode.fromC(intAt(index, OPCODE));
     }
 
     /** {@code vendor_err}: the provider's own error code for failed completions. */
     public int vendorError(int index) {
-        return array.get(ValueLayout.JAVA_INT, at(index) + VENDOR_ERR);
+        return intAt(index, VENDOR_ERR);
     }
 
     /** {@code byte_len}: bytes received (receives) or transferred (RDMA READ, atomics). */
     public int byteLength(int index) {
-        return array.get(ValueLayout.JAVA_INT, at(index) + BYTE_LEN);
+        return intAt(index, BYTE_LEN);
     }
 
     /** Whether the completion carries immediate data ({@code IBV_WC_WITH_IMM}). */
@@ -107,27 +116,27 @@ public final class WorkCompletions implements AutoCloseable {
      * {@link SendWorkRequests#sendWithImmediate(long, int)}.
      */
     public int immediateData(int index) {
-        return Integer.reverseBytes(array.get(ValueLayout.JAVA_INT, at(index) + IMM_DATA));
+        return Integer.reverseBytes(intAt(index, IMM_DATA));
     }
 
     /** {@code invalidated_rkey} shares {@code imm_data}'s place; valid with {@code IBV_WC_WITH_INV}. */
     public int invalidatedRkey(int index) {
-        return array.get(ValueLayout.JAVA_INT, at(index) + IMM_DATA);
+        return intAt(index, IMM_DATA);
     }
 
     /** {@code qp_num}: the local QP the completion belongs to. */
     public int queuePairNumber(int index) {
-        return array.get(ValueLayout.JAVA_INT, at(index) + QP_NUM);
+        return intAt(index, QP_NUM);
     }
 
     /** {@code src_qp}: the sender's QP number (UD receives). */
     public int sourceQueuePair(int index) {
-        return array.get(ValueLayout.JAVA_INT, at(index) + SRC_QP);
+        return intAt(index, SRC_QP);
     }
 
     /** {@code wc_flags} ({@code IBV_WC_GRH}, {@code IBV_WC_WITH_IMM}, {@code IBV_WC_WITH_INV}, …). */
     public int flags(int index) {
-        return array.get(ValueLayout.JAVA_INT, at(index) + WC_FLAGS);
+        return intAt(index, WC_FLAGS);
     }
 
     /** Whether a UD receive buffer starts with a 40-byte GRH ({@code IBV_WC_GRH}). */
@@ -137,17 +146,17 @@ public final class WorkCompletions implements AutoCloseable {
 
     /** {@code pkey_index} (UD receives on GSI QPs). */
     public int pkeyIndex(int index) {
-        return Short.toUnsignedInt(array.get(ValueLayout.JAVA_SHORT, at(index) + PKEY_INDEX));
+        return Short.toUnsignedInt(shortAt(index, PKEY_INDEX));
     }
 
     /** {@code slid}: the sender's LID (UD receives on InfiniBand). */
     public int sourceLid(int index) {
-        return Short.toUnsignedInt(array.get(ValueLayout.JAVA_SHORT, at(index) + SLID));
+        return Short.toUnsignedInt(shortAt(index, SLID));
     }
 
     /** {@code sl}: the service level (UD receives). */
     public int serviceLevel(int index) {
-        return Byte.toUnsignedInt(array.get(ValueLayout.JAVA_BYTE, at(index) + SL));
+        return Byte.toUnsignedInt(byteAt(index, SL));
     }
 
     /** Ends the batch's use: every later call throws. Idempotent; the memory returns once it is unreachable. */
@@ -166,6 +175,32 @@ public final class WorkCompletions implements AutoCloseable {
     /** Records how many completions the last poll wrote. */
     void count(int polled) {
         this.count = polled;
+    }
+
+    // The fences keep this batch, and so its array, reachable until the read is done (its memory is the array's
+    // automatic arena's, freed once the batch is unreachable).
+    private long longAt(int index, long field) {
+        long value = MEMORY.get(ValueLayout.JAVA_LONG, arrayAddress + at(index) + field);
+        Reference.reachabilityFence(this);
+        return value;
+    }
+
+    private int intAt(int index, long field) {
+        int value = MEMORY.get(ValueLayout.JAVA_INT, arrayAddress + at(index) + field);
+        Reference.reachabilityFence(this);
+        return value;
+    }
+
+    private short shortAt(int index, long field) {
+        short value = MEMORY.get(ValueLayout.JAVA_SHORT, arrayAddress + at(index) + field);
+        Reference.reachabilityFence(this);
+        return value;
+    }
+
+    private byte byteAt(int index, long field) {
+        byte value = MEMORY.get(ValueLayout.JAVA_BYTE, arrayAddress + at(index) + field);
+        Reference.reachabilityFence(this);
+        return value;
     }
 
     private long at(int index) {
