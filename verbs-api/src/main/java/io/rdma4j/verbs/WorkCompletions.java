@@ -42,7 +42,7 @@ public final class WorkCompletions implements AutoCloseable {
     private static final long SL = ibv_wc.sl$offset();
 
     private boolean closed;
-    /** Holds the array's memory (an automatic arena's) for as long as the batch is reachable. */
+    /** Holds the array's memory (an automatic arena's) for as long as the batch is reachable; read by UD's fields. */
     private final MemorySegment array;
     private final long arrayAddress;
     private final int capacity;
@@ -146,17 +146,17 @@ public final class WorkCompletions implements AutoCloseable {
 
     /** {@code pkey_index} (UD receives on GSI QPs). */
     public int pkeyIndex(int index) {
-        return Short.toUnsignedInt(shortAt(index, PKEY_INDEX));
+        return Short.toUnsignedInt(array.get(ValueLayout.JAVA_SHORT, at(index) + PKEY_INDEX));
     }
 
     /** {@code slid}: the sender's LID (UD receives on InfiniBand). */
     public int sourceLid(int index) {
-        return Short.toUnsignedInt(shortAt(index, SLID));
+        return Short.toUnsignedInt(array.get(ValueLayout.JAVA_SHORT, at(index) + SLID));
     }
 
     /** {@code sl}: the service level (UD receives). */
     public int serviceLevel(int index) {
-        return Byte.toUnsignedInt(byteAt(index, SL));
+        return Byte.toUnsignedInt(array.get(ValueLayout.JAVA_BYTE, at(index) + SL));
     }
 
     /** Ends the batch's use: every later call throws. Idempotent; the memory returns once it is unreachable. */
@@ -178,7 +178,7 @@ public final class WorkCompletions implements AutoCloseable {
     }
 
     // The fences keep this batch, and so its array, reachable until the read is done (its memory is the array's
-    // automatic arena's, freed once the batch is unreachable).
+    // automatic arena's, freed once the batch is unreachable). UD's short fields are read through the array's segment.
     private long longAt(int index, long field) {
         long value = MEMORY.get(ValueLayout.JAVA_LONG, arrayAddress + at(index) + field);
         Reference.reachabilityFence(this);
@@ -187,18 +187,6 @@ public final class WorkCompletions implements AutoCloseable {
 
     private int intAt(int index, long field) {
         int value = MEMORY.get(ValueLayout.JAVA_INT, arrayAddress + at(index) + field);
-        Reference.reachabilityFence(this);
-        return value;
-    }
-
-    private short shortAt(int index, long field) {
-        short value = MEMORY.get(ValueLayout.JAVA_SHORT, arrayAddress + at(index) + field);
-        Reference.reachabilityFence(this);
-        return value;
-    }
-
-    private byte byteAt(int index, long field) {
-        byte value = MEMORY.get(ValueLayout.JAVA_BYTE, arrayAddress + at(index) + field);
         Reference.reachabilityFence(this);
         return value;
     }
