@@ -3,6 +3,8 @@ package io.rdma4j.examples;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
@@ -36,6 +38,14 @@ final class InProcessServer {
     /** A port from {@code base} that two test JVMs on one machine would not both pick. */
     static String port(int base) {
         return Integer.toString(base + (int) (ProcessHandle.current().pid() % 1000));
+    }
+
+    /** What {@code command} (bash) printed on this host, whatever its exit code. */
+    static String output(String command) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("bash", "-c", command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), command);
+        return out;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.rdma4j.examples;
 
+import static io.rdma4j.examples.InProcessServer.output;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -406,14 +407,6 @@ class TwoHostFaultTest {
     private static void shell(String command) throws IOException, InterruptedException {
         String out = output(command + "; echo \"exit $?\"");
         assertTrue(out.endsWith("exit 0\n"), command + ": " + out);
-    }
-
-    /** What {@code command} printed, whatever its exit code. */
-    private static String output(String command) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("bash", "-c", command).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS), command);
-        return out;
     }
 
     /** This process's QPs, CQs, MRs, PDs and cm_ids as the kernel lists them (its threads' ids are its "pid"s). */
