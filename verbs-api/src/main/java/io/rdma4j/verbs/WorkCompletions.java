@@ -25,7 +25,10 @@ public final class WorkCompletions implements AutoCloseable {
     /**
      * All of memory, for reads at the array's absolute address: they skip the checks of the array's own segment (its
      * arena's liveness and its bounds, which {@link #at} covers). Measured on the host: a post and poll of 16 that
-     * reads three fields of each completion 4-6 ns faster.
+     * reads three fields of each completion 4-6 ns faster. The reads use the unaligned layouts: the array is aligned
+     * to {@code ibv_wc}'s 8 bytes and each field lies at its natural offset, so the aligned layouts' check could not
+     * fail, but the JIT cannot prove that of an address held in a field, and the check kept it from hoisting the other
+     * checks out of a loop over the completions (seen in the compiled code; see benchmarks/results/README.md).
      */
     private static final MemorySegment MEMORY = Pointers.sized(MemorySegment.NULL, Long.MAX_VALUE);
     private static final long WR_ID = ibv_wc.wr_id$offset();
@@ -180,13 +183,13 @@ public final class WorkCompletions implements AutoCloseable {
     // The fences keep this batch, and so its array, reachable until the read is done (its memory is the array's
     // automatic arena's, freed once the batch is unreachable). UD's short fields are read through the array's segment.
     private long longAt(int index, long field) {
-        long value = MEMORY.get(ValueLayout.JAVA_LONG, arrayAddress + at(index) + field);
+        long value = MEMORY.get(ValueLayout.JAVA_LONG_UNALIGNED, arrayAddress + at(index) + field);
         Reference.reachabilityFence(this);
         return value;
     }
 
     private int intAt(int index, long field) {
-        int value = MEMORY.get(ValueLayout.JAVA_INT, arrayAddress + at(index) + field);
+        int value = MEMORY.get(ValueLayout.JAVA_INT_UNALIGNED, arrayAddress + at(index) + field);
         Reference.reachabilityFence(this);
         return value;
     }
