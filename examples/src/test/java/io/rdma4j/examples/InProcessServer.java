@@ -29,6 +29,12 @@ final class InProcessServer {
     private InProcessServer() {
     }
 
+    /** The device under test ({@code RDMA4J_TEST_DEVICE}: rxe0 or siw0 in the lab). */
+    static String testDevice() {
+        String device = System.getenv("RDMA4J_TEST_DEVICE");
+        return device != null ? device : fail("RDMA4J_TEST_DEVICE is not set");
+    }
+
     /** The test device's IP address ({@code RDMA4J_TEST_ADDRESS}). */
     static String testAddress() {
         String address = System.getenv("RDMA4J_TEST_ADDRESS");

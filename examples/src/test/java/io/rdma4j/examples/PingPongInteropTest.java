@@ -51,11 +51,8 @@ class PingPongInteropTest {
 
     @BeforeEach
     void findDevice() throws IOException {
-        device = System.getenv("RDMA4J_TEST_DEVICE");
-        if (device == null) {
-            fail("RDMA4J_TEST_DEVICE is not set");
-        }
-        InetAddress address = InetAddress.getByName(System.getenv("RDMA4J_TEST_ADDRESS"));
+        device = InProcessServer.testDevice();
+        InetAddress address = InetAddress.getByName(InProcessServer.testAddress());
         try (Context context = Device.byName(device).orElseThrow(() -> new AssertionError("no " + device)).open()) {
             assumeFalse(context.device().transport() == Transport.IWARP,
                     "the pingpong tools connect QPs by hand (and UD has no iWARP); iWARP connects only through rdma_cm");

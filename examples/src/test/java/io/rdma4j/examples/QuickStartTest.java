@@ -20,7 +20,7 @@ class QuickStartTest {
 
     @BeforeEach
     void roceDevice() {
-        device = System.getenv("RDMA4J_TEST_DEVICE");
+        device = InProcessServer.testDevice();
         Device found = Device.byName(device).orElseThrow(() -> new AssertionError("no RDMA device " + device));
         assumeFalse(found.transport() == Transport.IWARP, "the quick starts connect by GID (RoCE); iWARP needs rdma_cm");
     }

@@ -51,7 +51,7 @@ class TwoHostFaultTest {
     private final String address = InProcessServer.testAddress();
     private final String peerAddress = environment("RDMA4J_PEER_ADDRESS");
     private final String netdev = environment("RDMA4J_TEST_NETDEV");
-    private final String device = environment("RDMA4J_TEST_DEVICE");
+    private final String device = InProcessServer.testDevice();
     private int port = 17000;
     /** What the last Java rping client printed so far (its pings), for the diagnosis of a run that hangs. */
     private ByteArrayOutputStream clientOutput = new ByteArrayOutputStream();
