@@ -4,6 +4,7 @@ import io.rdma4j.cm.RemoteBuffer;
 import io.rdma4j.verbs.CompletionQueuePoller;
 import io.rdma4j.verbs.QueuePairPoster;
 import io.rdma4j.verbs.SendWorkRequests;
+import io.rdma4j.verbs.WorkCompletionStatus;
 import io.rdma4j.verbs.WorkCompletions;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
@@ -285,6 +286,12 @@ public final class Perf {
         for (int i = 0; i < n; i++) {
             long id = completions.workRequestId(i);
             if (!completions.isSuccess(i)) {
+                if (id == PerfEndpoint.RECEIVE_ID && received >= options.total()
+                        && completions.status(i) == WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR) {
+                    // Every receive the test needs is in, and the peer, done, has disconnected: the spare receives
+                    // are flushed. Seen on siw0 in CI when that flush came in the same poll as the last receive.
+                    return;
+                }
                 throw new IllegalStateException((id == PerfEndpoint.RECEIVE_ID ? "a receive" : "a send request")
                         + " failed after " + received + " receives and " + retired + " sends: "
                         + completions.statusText(i));
