@@ -16,9 +16,7 @@ import java.lang.ref.Reference;
  * takes no path that a batch's first post alone would take: such a branch, never taken while the JIT compiled the
  * caller's loop, deoptimizes it). Filling a batch writes the native structs in place; posting passes the first one
  * to the verb. Nothing is allocated after construction: addresses are written as 64-bit values, never as new
- * segments. The fields are written with the unaligned layouts: the arrays are aligned to their structs and each field
- * lies at its natural offset, so the aligned layouts' per-write alignment check could never fail, and it cost a
- * refill of 16 requests 45-60 ns on the host (measured back to back; benchmarks/results/README.md).
+ * segments.
  *
  * <p>The batch also remembers the objects its requests name (regions, address handles, windows). A post checks
  * that each is still open, so an object closed after it was added is an {@link IllegalStateException}. The objects
@@ -36,6 +34,15 @@ import java.lang.ref.Reference;
  * when the batch is unreachable.
  */
 abstract class WorkRequestBatch implements AutoCloseable {
+
+    /**
+     * The layouts of the requests' and entries' fields, unaligned: the arrays are aligned to their structs and each
+     * field lies at its natural offset, so the aligned layouts' per-write alignment check could never fail, and it cost
+     * a refill of 16 requests 45-60 ns on the host (measured back to back; benchmarks/results/README.md).
+     */
+    static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+    /** See {@link #LONG}. */
+    static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
 
     private static final long SGE_SIZE = ibv_sge.layout().byteSize();
     private static final long SGE_ADDR = ibv_sge.addr$offset();
@@ -171,10 +178,10 @@ abstract class WorkRequestBatch implements AutoCloseable {
         long base = count * requestSize;
         MemorySegment.copy(zero, 0, requests, base, requestSize);
         if (count > 0) {
-            requests.set(ValueLayout.JAVA_LONG_UNALIGNED, base - requestSize + nextOffset, requests.address() + base);
+            requests.set(LONG, base - requestSize + nextOffset, requests.address() + base);
         }
-        requests.set(ValueLayout.JAVA_LONG_UNALIGNED, base + wrIdOffset, workRequestId);
-        requests.set(ValueLayout.JAVA_LONG_UNALIGNED, base + sgListOffset,
+        requests.set(LONG, base + wrIdOffset, workRequestId);
+        requests.set(LONG, base + sgListOffset,
                 sges.address() + (long) count * maxScatterGather * SGE_SIZE);
         count++;
         currentSges = 0;
@@ -204,11 +211,11 @@ abstract class WorkRequestBatch implements AutoCloseable {
             throw new IllegalStateException("this batch allows " + maxScatterGather + " scatter/gather entries per request");
         }
         long sge = ((long) (count - 1) * maxScatterGather + currentSges) * SGE_SIZE;
-        sges.set(ValueLayout.JAVA_LONG_UNALIGNED, sge + SGE_ADDR, address);
-        sges.set(ValueLayout.JAVA_INT_UNALIGNED, sge + SGE_LENGTH, sgeLength);
-        sges.set(ValueLayout.JAVA_INT_UNALIGNED, sge + SGE_LKEY, lkey);
+        sges.set(LONG, sge + SGE_ADDR, address);
+        sges.set(INT, sge + SGE_LENGTH, sgeLength);
+        sges.set(INT, sge + SGE_LKEY, lkey);
         currentSges++;
-        requests.set(ValueLayout.JAVA_INT_UNALIGNED, request + numSgeOffset, currentSges);
+        requests.set(INT, request + numSgeOffset, currentSges);
     }
 
     /**
@@ -247,8 +254,8 @@ abstract class WorkRequestBatch implements AutoCloseable {
 
     /** After a failed post: which request the verb reported through {@code bad_wr} (-1: none); clears it. */
     final int takeBadIndex() {
-        long bad = badRequest.get(ValueLayout.JAVA_LONG_UNALIGNED, 0);
-        badRequest.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 0L);
+        long bad = badRequest.get(LONG, 0);
+        badRequest.set(LONG, 0, 0L);
         return bad == 0 ? -1 : (int) ((bad - requestsAddress) / requestSize);
     }
 
