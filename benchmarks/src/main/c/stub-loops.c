@@ -1,5 +1,5 @@
 /*
- * The C baseline of HostDataPathBenchmark: the same six loops, through the inline ibv_post_send and ibv_poll_cq
+ * The C baseline of HostDataPathBenchmark: the same seven loops, through the inline ibv_post_send and ibv_poll_cq
  * of <infiniband/verbs.h>, the registration verbs and the queue pair verbs, against stub-provider.c (linked as
  * libibverbs.so.1). Prints one line per case:
  *   c CASE NS_PER_OP
@@ -19,8 +19,9 @@ static struct ibv_qp *qp;
 static struct ibv_cq *cq;
 static struct ibv_pd *pd;
 static char buffer[4096] __attribute__((aligned(4096)));
-static struct ibv_send_wr one, chain[CHAIN], signaled[CHAIN];
-static struct ibv_sge sge;
+static struct ibv_send_wr one, chain[CHAIN], signaled[CHAIN], refilled[CHAIN];
+static struct ibv_sge sge, refilled_sges[CHAIN];
+static struct ibv_mr *buffer_mr;
 static struct ibv_wc wc[CHAIN];
 static volatile uint64_t sink;
 
@@ -41,6 +42,19 @@ static void post_one(void)
 static void post_chain(void)
 {
 	post(chain);
+}
+
+/* A chain of 16 filled anew, each RDMA WRITE from its own 8 bytes, as HostDataPathBenchmark.refill. */
+static void refill_and_post(void)
+{
+	for (int i = 0; i < CHAIN; i++) {
+		refilled_sges[i] = (struct ibv_sge){.addr = (uintptr_t)buffer + 8 * i, .length = 8, .lkey = buffer_mr->lkey};
+		refilled[i] = (struct ibv_send_wr){.wr_id = i, .next = i + 1 < CHAIN ? &refilled[i + 1] : NULL,
+						   .sg_list = &refilled_sges[i], .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+						   .wr.rdma = {.remote_addr = (uintptr_t)buffer + 2048 + 8 * i,
+							       .rkey = buffer_mr->rkey}};
+	}
+	post(refilled);
 }
 
 static void post_and_poll(void)
@@ -137,20 +151,20 @@ int main(int argc, char **argv)
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *context = ibv_open_device(list[0]);
 	pd = ibv_alloc_pd(context);
-	struct ibv_mr *mr = ibv_reg_mr_iova2(pd, buffer, sizeof(buffer), (uintptr_t)buffer, IBV_ACCESS_LOCAL_WRITE);
+	buffer_mr = ibv_reg_mr_iova2(pd, buffer, sizeof(buffer), (uintptr_t)buffer, IBV_ACCESS_LOCAL_WRITE);
 	cq = ibv_create_cq(context, 64, NULL, NULL, 0);
 	struct ibv_qp_init_attr attr = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 		.cap = {.max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1, .max_recv_sge = 1},
 	};
 	qp = ibv_create_qp(pd, &attr);
-	if (!qp || !mr) {
+	if (!qp || !buffer_mr) {
 		fprintf(stderr, "setup failed\n");
 		return 1;
 	}
-	sge = (struct ibv_sge){.addr = (uintptr_t)buffer, .length = 8, .lkey = mr->lkey};
+	sge = (struct ibv_sge){.addr = (uintptr_t)buffer, .length = 8, .lkey = buffer_mr->lkey};
 	one = (struct ibv_send_wr){.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-				   .wr.rdma = {.remote_addr = (uintptr_t)buffer + 2048, .rkey = mr->rkey}};
+				   .wr.rdma = {.remote_addr = (uintptr_t)buffer + 2048, .rkey = buffer_mr->rkey}};
 	for (int i = 0; i < CHAIN; i++) {
 		chain[i] = one;
 		chain[i].wr_id = i;
@@ -162,12 +176,13 @@ int main(int argc, char **argv)
 	measure("postOne", post_one, iterations, rounds);
 	measure("postChainOf16", post_chain, iterations / CHAIN, rounds);
 	measure("postAndPoll16", post_and_poll, iterations / CHAIN, rounds);
+	measure("refillAndPost16", refill_and_post, iterations / CHAIN, rounds);
 	measure("registerAndClose4K", register_and_close, iterations / CHAIN, rounds);
 	measure("allocateAndClose4K", allocate_and_close, iterations / CHAIN, rounds);
 	measure("createAndCloseQueuePair", create_and_close_queue_pair, iterations / CHAIN, rounds);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
-	ibv_dereg_mr(mr);
+	ibv_dereg_mr(buffer_mr);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(context);
 	ibv_free_device_list(list);

@@ -62,8 +62,8 @@ public final class HostBench {
     }
 
     /** The data path's cases, which must allocate nothing. */
-    static final List<String> DATA_PATH = List.of("postOne", "postChainOf16", "postAndPoll16", "postOneConfined",
-            "postChainOf16Confined", "postAndPoll16Confined");
+    static final List<String> DATA_PATH = List.of("postOne", "postChainOf16", "postAndPoll16", "refillAndPost16",
+            "postOneConfined", "postChainOf16Confined", "postAndPoll16Confined", "refillAndPost16Confined");
     /** What marks a case that runs a C loop of another name: C has no confined variant of its own. */
     private static final String CONFINED = "Confined";
     /** Every case: the data path's, then the control path's. */

@@ -36,7 +36,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@link QueuePair#postSend} and {@link CompletionQueue#poll} call the stub's provider functions through the
  * context's ops table exactly as they call a real provider's; likewise the registration of 4 KiB (the stub's
  * registration is a calloc: what is left is rdma4j's own cost and the memory's), and of a queue pair's create +
- * close. {@code src/main/c/stub-loops.c} runs the same six loops in C against the same stub. The {@code Confined}
+ * close. {@code src/main/c/stub-loops.c} runs the same seven loops in C against the same stub. The {@code Confined}
  * cases post and poll through a {@link QueuePairPoster} and a {@link CompletionQueuePoller} (one pin held for the
  * thread) instead of the queues' own methods (a pin per call). {@code critical} switches post and poll to
  * {@code Linker.Option.critical(false)} handles (each value runs in its own JVM).
@@ -66,7 +66,9 @@ public class HostDataPathBenchmark {
     private SendWorkRequests one;
     private SendWorkRequests chain;
     private SendWorkRequests signaled;
+    private SendWorkRequests refilled;
     private WorkCompletions completions;
+    private MemoryRegion memory;
     private ProtectionDomain pd;
     private MemorySegment applicationMemory;
 
@@ -80,7 +82,7 @@ public class HostDataPathBenchmark {
         cq = context.createCompletionQueue(64);
         pd = context.allocateProtectionDomain();
         applicationMemory = Arena.ofAuto().allocate(4096, 4096);
-        MemoryRegion memory = pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE));
+        memory = pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE));
         qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq).create();
         one = new SendWorkRequests(1, 1);
         one.rdmaWrite(1, memory.address() + 2048, memory.rkey()).gather(memory, 0, 8);
@@ -90,6 +92,7 @@ public class HostDataPathBenchmark {
             chain.rdmaWrite(i, memory.address() + 2048, memory.rkey()).gather(memory, 0, 8);
             signaled.rdmaWrite(i, memory.address() + 2048, memory.rkey()).gather(memory, 0, 8).signaled();
         }
+        refilled = new SendWorkRequests(CHAIN, 1);
         completions = new WorkCompletions(CHAIN);
         // JMH runs a thread-scoped state's setup on the thread that runs the benchmark: the posters' owner.
         poster = qp.confinedPoster();
@@ -104,6 +107,7 @@ public class HostDataPathBenchmark {
         one.close();
         chain.close();
         signaled.close();
+        refilled.close();
         completions.close();
         context.close();
     }
@@ -144,6 +148,31 @@ public class HostDataPathBenchmark {
     public long postAndPoll16Confined() {
         poster.postSend(signaled);
         return drain(true);
+    }
+
+    /**
+     * A chain of 16 unsignaled RDMA WRITEs filled anew, each from its own 8 bytes of the region, then posted: what a
+     * loop pays whose requests change from post to post.
+     */
+    @Benchmark
+    public void refillAndPost16() {
+        qp.postSend(refill());
+    }
+
+    /** {@link #refillAndPost16()} through the thread's {@link QueuePairPoster}. */
+    @Benchmark
+    public void refillAndPost16Confined() {
+        poster.postSend(refill());
+    }
+
+    private SendWorkRequests refill() {
+        refilled.clear();
+        long remote = memory.address() + 2048;
+        int rkey = memory.rkey();
+        for (int i = 0; i < CHAIN; i++) {
+            refilled.rdmaWrite(i, remote + 8L * i, rkey).gather(memory, 8L * i, 8);
+        }
+        return refilled;
     }
 
     /** Polls the 16 completions of {@link #signaled} and reads them. */

@@ -18,6 +18,9 @@ public final class MemoryRegion extends VerbsObject {
 
     private final ProtectionDomain protectionDomain;
     private final MemorySegment segment;
+    /** The segment's address and size, kept beside it: a request's entry reads them without loading the segment. */
+    private final long address;
+    private final long length;
     private final int lkey;
     private final int rkey;
 
@@ -35,6 +38,8 @@ public final class MemoryRegion extends VerbsObject {
         this.rkey = ibv_mr.rkey(struct);
         this.protectionDomain = pd;
         this.segment = segment;
+        this.address = segment.address();
+        this.length = segment.byteSize();
         super(pd, mr, size, Rank.MEMORY_REGION, "ibv_dereg_mr", pointer -> {
             int rc = RdmaCore.ibv_dereg_mr(pointer);
             if (rc == 0 && free != null) {
@@ -64,6 +69,11 @@ public final class MemoryRegion extends VerbsObject {
         return lkey;
     }
 
+    /** {@link #lkey()} unchecked, for a caller that has just checked that the region is open. */
+    int localKey() {
+        return lkey;
+    }
+
     /**
      * The remote key, for peers' RDMA READ/WRITE and atomics into this region.
      *
@@ -76,12 +86,12 @@ public final class MemoryRegion extends VerbsObject {
 
     /** The virtual address of the region's first byte (also its IOVA: what remote peers address). */
     public long address() {
-        return segment.address();
+        return address;
     }
 
     /** The region's length in bytes. */
     public long length() {
-        return segment.byteSize();
+        return length;
     }
 
     /**
@@ -90,11 +100,10 @@ public final class MemoryRegion extends VerbsObject {
      * @throws IndexOutOfBoundsException if the range is not inside the region, with the field and the region's size
      */
     long addressOf(String field, long offset, long length) {
-        long size = segment.byteSize();
-        if (offset < 0 || length < 0 || offset > size - length) {
+        if (offset < 0 || length < 0 || offset > this.length - length) {
             throw new IndexOutOfBoundsException(field + ": bytes " + offset + " to " + offset + " + " + length
-                    + " are not inside the region's " + size + " bytes");
+                    + " are not inside the region's " + this.length + " bytes");
         }
-        return segment.address() + offset;
+        return address + offset;
     }
 }

@@ -110,14 +110,14 @@ public final class SendWorkRequests extends WorkRequestBatch {
      */
     public SendWorkRequests sendWithImmediate(long workRequestId, int immediate) {
         long at = start(workRequestId, WR_SEND_WITH_IMM);
-        requests.set(INT, at + IMM, Integer.reverseBytes(immediate));
+        putInt(at + IMM, Integer.reverseBytes(immediate));
         return this;
     }
 
     /** Adds a SEND that also invalidates the peer's {@code rkey} ({@code IBV_WR_SEND_WITH_INV}). */
     public SendWorkRequests sendWithInvalidate(long workRequestId, int rkeyToInvalidate) {
         long at = start(workRequestId, WR_SEND_WITH_INV);
-        requests.set(INT, at + INVALIDATE_RKEY, rkeyToInvalidate);
+        putInt(at + INVALIDATE_RKEY, rkeyToInvalidate);
         return this;
     }
 
@@ -131,7 +131,7 @@ public final class SendWorkRequests extends WorkRequestBatch {
     public SendWorkRequests rdmaWriteWithImmediate(long workRequestId, long remoteAddress, int rkey, int immediate) {
         long at = start(workRequestId, WR_RDMA_WRITE_WITH_IMM);
         rdma(at, remoteAddress, rkey);
-        requests.set(INT, at + IMM, Integer.reverseBytes(immediate));
+        putInt(at + IMM, Integer.reverseBytes(immediate));
         return this;
     }
 
@@ -148,7 +148,7 @@ public final class SendWorkRequests extends WorkRequestBatch {
     public SendWorkRequests compareAndSwap(long workRequestId, long remoteAddress, int rkey, long compare, long swap) {
         long at = start(workRequestId, WR_CMP_AND_SWP);
         atomic(at, remoteAddress, rkey, compare);
-        requests.set(LONG, at + ATOMIC_SWAP, swap);
+        putLong(at + ATOMIC_SWAP, swap);
         return this;
     }
 
@@ -161,7 +161,7 @@ public final class SendWorkRequests extends WorkRequestBatch {
     /** Adds a local invalidation of {@code rkey} ({@code IBV_WR_LOCAL_INV}), e.g. of a type 2 memory window. */
     public SendWorkRequests localInvalidate(long workRequestId, int rkeyToInvalidate) {
         long at = start(workRequestId, WR_LOCAL_INV);
-        requests.set(INT, at + INVALIDATE_RKEY, rkeyToInvalidate);
+        putInt(at + INVALIDATE_RKEY, rkeyToInvalidate);
         return this;
     }
 
@@ -178,12 +178,12 @@ public final class SendWorkRequests extends WorkRequestBatch {
         name(region);
         // The provider reads the region's struct (its key) during the post: the post pins it.
         readsRegionsDuringPost();
-        requests.set(LONG, at + BIND_MW, window.openAddress());
-        requests.set(INT, at + BIND_RKEY, newRkey);
-        requests.set(LONG, at + BIND_MR, region.openAddress());
-        requests.set(LONG, at + BIND_ADDR, address);
-        requests.set(LONG, at + BIND_LENGTH, length);
-        requests.set(INT, at + BIND_ACCESS, Access.mask(access));
+        putLong(at + BIND_MW, window.openAddress());
+        putInt(at + BIND_RKEY, newRkey);
+        putLong(at + BIND_MR, region.openAddress());
+        putLong(at + BIND_ADDR, address);
+        putLong(at + BIND_LENGTH, length);
+        putInt(at + BIND_ACCESS, Access.mask(access));
         return this;
     }
 
@@ -235,38 +235,38 @@ public final class SendWorkRequests extends WorkRequestBatch {
     public SendWorkRequests destination(AddressHandle address, int remoteQueuePair, int remoteQkey) {
         FieldRange.bits("remote_qpn", remoteQueuePair, 24);
         long at = current();
-        requests.set(LONG, at + UD_AH, address.openAddress());
+        putLong(at + UD_AH, address.openAddress());
         name(address);
         if (!addressedNow) {
             addressedNow = true;
             addressed++;
         }
-        requests.set(INT, at + UD_QPN, remoteQueuePair);
-        requests.set(INT, at + UD_QKEY, remoteQkey);
+        putInt(at + UD_QPN, remoteQueuePair);
+        putInt(at + UD_QKEY, remoteQkey);
         return this;
     }
 
     private long start(long workRequestId, int opcode) {
         long at = begin(workRequestId);
         addressedNow = false;
-        requests.set(INT, at + OPCODE, opcode);
+        putInt(at + OPCODE, opcode);
         return at;
     }
 
     private void rdma(long at, long remoteAddress, int rkey) {
-        requests.set(LONG, at + RDMA_ADDR, remoteAddress);
-        requests.set(INT, at + RDMA_RKEY, rkey);
+        putLong(at + RDMA_ADDR, remoteAddress);
+        putInt(at + RDMA_RKEY, rkey);
     }
 
     private void atomic(long at, long remoteAddress, int rkey, long compareOrAdd) {
-        requests.set(LONG, at + ATOMIC_ADDR, remoteAddress);
-        requests.set(INT, at + ATOMIC_RKEY, rkey);
-        requests.set(LONG, at + ATOMIC_COMPARE_ADD, compareOrAdd);
+        putLong(at + ATOMIC_ADDR, remoteAddress);
+        putInt(at + ATOMIC_RKEY, rkey);
+        putLong(at + ATOMIC_COMPARE_ADD, compareOrAdd);
     }
 
     private SendWorkRequests flag(int flag) {
         long at = current();
-        requests.set(INT, at + FLAGS, requests.get(INT, at + FLAGS) | flag);
+        putInt(at + FLAGS, getInt(at + FLAGS) | flag);
         return this;
     }
 }

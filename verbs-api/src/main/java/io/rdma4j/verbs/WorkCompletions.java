@@ -30,7 +30,7 @@ public final class WorkCompletions implements AutoCloseable {
      * fail, but the JIT cannot prove that of an address held in a field, and the check kept it from hoisting the other
      * checks out of a loop over the completions (seen in the compiled code; see benchmarks/results/README.md).
      */
-    private static final MemorySegment MEMORY = Pointers.sized(MemorySegment.NULL, Long.MAX_VALUE);
+    private static final MemorySegment MEMORY = Pointers.ALL;
     private static final long WR_ID = ibv_wc.wr_id$offset();
     private static final long STATUS = ibv_wc.status$offset();
     private static final long OPCODE = ibv_wc.opcode$offset();

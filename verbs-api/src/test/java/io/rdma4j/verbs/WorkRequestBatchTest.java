@@ -8,6 +8,7 @@ import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_recv_wr;
 import io.rdma4j.bindings.verbs.ibv_send_wr;
 import io.rdma4j.bindings.verbs.ibv_sge;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.BeforeAll;
@@ -61,6 +62,23 @@ class WorkRequestBatchTest {
             assertEquals(3, ibv_recv_wr.wr_id(first));
             assertEquals(0, ibv_recv_wr.num_sge(first));
             assertEquals(0, ibv_recv_wr.next(first).address());
+        }
+    }
+
+    @Test
+    void aRefilledSendRequestStartsFromZero() {
+        long size = ibv_send_wr.layout().byteSize();
+        try (SendWorkRequests sends = new SendWorkRequests(2, 1)) {
+            sends.clear().compareAndSwap(1, -1L, -1, -1L, -1L).gatherUnchecked(-1L, 8, -1).signaled().fence().inline()
+                    .sendWithImmediate(2, -1).solicited();
+            sends.clear().send(3);
+            MemorySegment wr0 = sends.requests.asSlice(0, size);
+            MemorySegment expected = Arena.ofAuto().allocate(size);
+            ibv_send_wr.wr_id(expected, 3);
+            ibv_send_wr.opcode(expected, RdmaCore.IBV_WR_SEND());
+            ibv_send_wr.sg_list(expected, ibv_send_wr.sg_list(wr0));
+            assertEquals(-1, wr0.mismatch(expected), "every other byte of the refilled request is zero");
+            assertEquals(1, sends.count());
         }
     }
 

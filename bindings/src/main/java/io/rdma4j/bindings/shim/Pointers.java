@@ -10,6 +10,12 @@ import java.lang.foreign.MemorySegment;
  */
 public final class Pointers {
 
+    /**
+     * All of memory, for reads and writes at absolute addresses that the caller has checked itself: they skip a
+     * segment's own checks on each access (its type, bounds and arena). The caller must keep the memory alive.
+     */
+    public static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
     private Pointers() {
     }
 
