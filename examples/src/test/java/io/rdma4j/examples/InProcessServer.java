@@ -31,14 +31,19 @@ final class InProcessServer {
 
     /** The device under test ({@code RDMA4J_TEST_DEVICE}: rxe0 or siw0 in the lab). */
     static String testDevice() {
-        String device = System.getenv("RDMA4J_TEST_DEVICE");
-        return device != null ? device : fail("RDMA4J_TEST_DEVICE is not set");
+        return environment("RDMA4J_TEST_DEVICE");
     }
 
     /** The test device's IP address ({@code RDMA4J_TEST_ADDRESS}). */
     static String testAddress() {
-        String address = System.getenv("RDMA4J_TEST_ADDRESS");
-        return address != null ? address : fail("RDMA4J_TEST_ADDRESS is not set");
+        return environment("RDMA4J_TEST_ADDRESS");
+    }
+
+    /** The environment variable {@code name}, which the lab sets; fails the test when it is unset. */
+    static String environment(String name) {
+        String value = System.getenv(name);
+        return value != null ? value : fail(name + " is not set (src/test/lab/rdma-lab sets it: `test` for the device"
+                + " tests, `faults` for the two-host tests)");
     }
 
     /** A port from {@code base} that two test JVMs on one machine would not both pick. */

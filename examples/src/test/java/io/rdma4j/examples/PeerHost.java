@@ -28,8 +28,7 @@ final class PeerHost {
 
     /** The peer named by {@code RDMA4J_PEER_CONTROL}, the shared folder. */
     static PeerHost fromEnvironment() {
-        String folder = System.getenv("RDMA4J_PEER_CONTROL");
-        return folder != null ? new PeerHost(Path.of(folder)) : fail("RDMA4J_PEER_CONTROL is not set");
+        return new PeerHost(Path.of(InProcessServer.environment("RDMA4J_PEER_CONTROL")));
     }
 
     /** Runs {@code script} on the peer and returns its output; fails unless it exits 0 within {@code timeout}. */

@@ -49,8 +49,8 @@ class TwoHostFaultTest {
 
     private final PeerHost peer = PeerHost.fromEnvironment();
     private final String address = InProcessServer.testAddress();
-    private final String peerAddress = environment("RDMA4J_PEER_ADDRESS");
-    private final String netdev = environment("RDMA4J_TEST_NETDEV");
+    private final String peerAddress = InProcessServer.environment("RDMA4J_PEER_ADDRESS");
+    private final String netdev = InProcessServer.environment("RDMA4J_TEST_NETDEV");
     private final String device = InProcessServer.testDevice();
     private int port = 17000;
     /** What the last Java rping client printed so far (its pings), for the diagnosis of a run that hangs. */
@@ -417,10 +417,5 @@ class TwoHostFaultTest {
         }
         return output("for k in qp cq mr pd cm_id; do rdma resource show $k; done").lines()
                 .filter(l -> pids.stream().anyMatch((l + " ")::contains)).toList();
-    }
-
-    private static String environment(String name) {
-        String value = System.getenv(name);
-        return value != null ? value : fail(name + " is not set (run through src/test/lab/rdma-lab faults)");
     }
 }
