@@ -131,6 +131,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
      * slice's {@code fill} would allocate the slice until the caller is compiled with escape analysis).
      */
     void reset() {
+        // A long at a time: the structs hold pointers, so their sizes are multiples of 8.
         long end = requestsAddress + count * requestSize;
         for (long at = requestsAddress; at < end; at += Long.BYTES) {
             MEMORY.set(LONG, at, 0L);
