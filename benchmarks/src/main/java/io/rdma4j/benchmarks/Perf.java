@@ -67,6 +67,10 @@ public final class Perf {
     /** Send requests posted, and the count up to the last signaled one. */
     private long posted;
     private long signaledUpTo;
+    /** A latency test's requests posted, the peer's SENDs consumed, the peer's WRITEs seen. */
+    private int sent;
+    private int consumed;
+    private int seen;
     /** Completions and peer's bytes seen: the watchdog reads it (opaque: a plain store on the loops' side). */
     private long progress;
     /** Set by the watchdog once {@link #progress} has not moved for 30 s: a peer that died or a connection gone. */
@@ -141,9 +145,9 @@ public final class Perf {
         Thread watchdog = startWatchdog();
         try (Requests requests = new Requests(kind, options.size())) {
             switch (options.test()) {
-                case SEND_LAT -> report(sendLatency(requests), true);
-                case WRITE_LAT -> report(writeLatency(requests), true);
-                case READ_LAT -> report(readLatency(requests), false);
+                case SEND_LAT -> report(latency(this::sendLatency, requests, !options.isServer()), true);
+                case WRITE_LAT -> report(latency(this::writeLatency, requests, options.isServer()), true);
+                case READ_LAT -> report(latency(this::readLatency, requests, true), false);
                 case SEND_BW -> {
                     if (options.isServer()) {
                         receiveBandwidth();
@@ -158,13 +162,41 @@ public final class Perf {
         }
     }
 
+    /**
+     * Runs a latency test's loop: the warm-up in phases of about {@link #WARMUP_PHASE} iterations through the same
+     * method as the measured run (so that the JIT has seen the loop end, as in {@link #bandwidth}), then a wait for
+     * the JIT to finish what the warm-up gave it ({@link JitQuiet}), then the measured iterations. Without the wait,
+     * the compiler threads (on the loop's CPU under {@code taskset}) still compiled through the measured READs of the
+     * lab's rxe0 and took the CPU from the loop for 8 ms at a time, ~30 times in 10,000 iterations (an ftrace of
+     * the client: benchmarks/results/2026-12-06-lab-rxe-read-jit.md). The two sides of a ping-pong pause at the same
+     * turn, each in an iteration the report leaves out: the side that posts first after its request
+     * {@code warmup - 1} went out, the other after its answer {@code warmup - 2}.
+     *
+     * @param postsFirst whether this side posts the test's first request
+     */
+    private long[] latency(LatencyLoop loop, Requests requests, boolean postsFirst) throws InterruptedException {
+        long[] postedAt = new long[options.total()];
+        int warmupEnd = postsFirst ? options.warmup() : Math.max(0, options.warmup() - 1);
+        for (int end = 0; end < warmupEnd; ) {
+            end = Math.min(warmupEnd, end + WARMUP_PHASE);
+            loop.run(requests, postedAt, end);
+        }
+        if (options.warmup() > 0) {
+            JitQuiet.await(Duration.ofSeconds(10));
+        }
+        loop.run(requests, postedAt, postedAt.length);
+        return postedAt;
+    }
+
+    /** One latency test's loop, run until {@code until} requests are posted, and to the test's end at the last. */
+    private interface LatencyLoop {
+        void run(Requests requests, long[] postedAt, int until);
+    }
+
     /** perftest's {@code run_iter_lat_send}: the server receives first; each side sends when it has received. */
-    private long[] sendLatency(Requests requests) {
-        int iterations = options.total();
-        long[] postedAt = new long[iterations];
-        int sent = 0;
-        long consumed = 0;
-        while (sent < iterations || consumed < iterations) {
+    private void sendLatency(Requests requests, long[] postedAt, int until) {
+        int iterations = postedAt.length;
+        while (sent < until || (until == iterations && consumed < iterations)) {
             if (consumed < iterations && !(sent < 1 && !options.isServer())) {
                 while (received == consumed) {
                     poll();
@@ -177,22 +209,18 @@ public final class Perf {
                 awaitSignaled();
             }
         }
-        return postedAt;
     }
 
     /**
      * perftest's {@code run_iter_lat_write}: each side WRITEs its count into the last byte of the peer's slot and
-     * spins on the last byte of its own until the peer's count arrives there; the client writes first.
+     * spins on the last byte of its own until the peer's count arrives there; the server writes first.
      */
-    private long[] writeLatency(Requests requests) {
-        int iterations = options.total();
-        long[] postedAt = new long[iterations];
+    private void writeLatency(Requests requests, long[] postedAt, int until) {
+        int iterations = postedAt.length;
         MemorySegment memory = endpoint.buffer().segment();
         long arrives = endpoint.slot() + options.size() - 1;
         long leaves = options.size() - 1;
-        int sent = 0;
-        int seen = 0;
-        while (sent < iterations || retired < iterations || seen < iterations) {
+        while (sent < until || (until == iterations && (retired < iterations || seen < iterations))) {
             if (seen < iterations && !(sent < 1 && options.isServer())) {
                 seen++;
                 while ((byte) BYTE.getVolatile(memory, arrives) != (byte) seen) {
@@ -207,18 +235,15 @@ public final class Perf {
             }
             awaitSignaled();
         }
-        return postedAt;
     }
 
     /** perftest's {@code run_iter_lat}: one READ at a time. */
-    private long[] readLatency(Requests requests) {
-        long[] postedAt = new long[options.total()];
-        for (int i = 0; i < postedAt.length; i++) {
-            postedAt[i] = Cycles.now();
+    private void readLatency(Requests requests, long[] postedAt, int until) {
+        while (sent < until) {
+            postedAt[sent++] = Cycles.now();
             requests.post();
             awaitSignaled();
         }
-        return postedAt;
     }
 
     /**
