@@ -47,7 +47,12 @@ public final class Perf {
     private static final Duration CLIENT_RUN = Duration.ofHours(1);
     /** How long a loop waits for a completion or the peer's next byte before it gives up (a peer gone). */
     private static final long STALL_NANOS = Duration.ofSeconds(30).toNanos();
-    /** About how many requests one phase of a bandwidth warm-up posts (rounded up to whole moderation rounds). */
+    /**
+     * The longest wait for the JIT after a warm-up: below the 30 s after which a peer gives up (both sides of a
+     * ping-pong wait at once; a SEND's receiver spins through the sender's wait).
+     */
+    private static final Duration JIT_WAIT = Duration.ofSeconds(20);
+    /** About how many iterations, or requests, one phase of a warm-up runs (rounded up to whole moderation rounds). */
     private static final int WARMUP_PHASE = 1000;
     /** The largest message of a bandwidth warm-up (see {@link #bandwidth}). */
     static final int WARMUP_SIZE = 4096;
@@ -182,10 +187,20 @@ public final class Perf {
             loop.run(requests, postedAt, end);
         }
         if (options.warmup() > 0) {
-            JitQuiet.await(Duration.ofSeconds(10));
+            awaitJit();
         }
         loop.run(requests, postedAt, postedAt.length);
         return postedAt;
+    }
+
+    /**
+     * Waits for the JIT to finish what the warm-up gave it ({@link JitQuiet}), at most {@link #JIT_WAIT}, and prints
+     * how long it took: a run that began with the compiler still busy says so.
+     */
+    private void awaitJit() throws InterruptedException {
+        double seconds = JitQuiet.await(JIT_WAIT).toMillis() / 1000.0;
+        out.printf(Locale.ROOT, seconds < JIT_WAIT.toSeconds() ? " JIT quiet after %.1f s of waiting%n"
+                : " JIT still compiling after %.1f s of waiting%n", seconds);
     }
 
     /** One latency test's loop, run until {@code until} requests are posted, and to the test's end at the last. */
@@ -254,11 +269,10 @@ public final class Perf {
      * end of a phase is then a branch the JIT has seen taken. Warmed up in one phase, that branch was taken once, at
      * the warm-up's end, as an uncommon trap: the loop was deoptimized and the measured run began interpreted until
      * it was compiled again (measured: about a second of a 20,000-request run under emulation). Between warm-up and
-     * run, the JIT finishes what the warm-up gave it ({@link JitQuiet}, at most 10 s: a SEND's receiver gives up
-     * after 30). The warm-up's requests carry at most {@link #WARMUP_SIZE} bytes: the JIT needs about 100,000 passes
-     * through the loop whatever the size (fewer, and it compiles during the measured run, on the CPU the loop runs
-     * on), and the Java code does not depend on the size; 100,000 transfers of 1 MiB would take over 20 minutes on the
-     * lab's rxe0.
+     * run, the JIT finishes what the warm-up gave it ({@link #awaitJit}). The warm-up's requests carry at most
+     * {@link #WARMUP_SIZE} bytes: the JIT needs about 100,000 passes through the loop whatever the size (fewer, and it
+     * compiles during the measured run, on the CPU the loop runs on), and the Java code does not depend on the size;
+     * 100,000 transfers of 1 MiB would take over 20 minutes on the lab's rxe0.
      */
     private void bandwidth(Requests requests) throws InterruptedException {
         int phase = options.cqModeration() * Math.ceilDiv(WARMUP_PHASE, options.cqModeration());
@@ -270,7 +284,7 @@ public final class Perf {
             }
         }
         if (options.warmup() > 0) {
-            JitQuiet.await(Duration.ofSeconds(10));
+            awaitJit();
         }
         requests.startPhase(options.total());
         long start = Cycles.now();
