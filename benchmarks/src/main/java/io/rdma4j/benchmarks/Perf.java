@@ -150,9 +150,9 @@ public final class Perf {
         Thread watchdog = startWatchdog();
         try (Requests requests = new Requests(kind, options.size())) {
             switch (options.test()) {
-                case SEND_LAT -> report(latency(this::sendLatency, requests, !options.isServer()), true);
-                case WRITE_LAT -> report(latency(this::writeLatency, requests, options.isServer()), true);
-                case READ_LAT -> report(latency(this::readLatency, requests, true), false);
+                case SEND_LAT -> report(latency(this::sendLatency, requests), true);
+                case WRITE_LAT -> report(latency(this::writeLatency, requests), true);
+                case READ_LAT -> report(latency(this::readLatency, requests), false);
                 case SEND_BW -> {
                     if (options.isServer()) {
                         receiveBandwidth();
@@ -176,12 +176,10 @@ public final class Perf {
      * the client: benchmarks/results/2026-12-06-lab-rxe-read-jit.md). The two sides of a ping-pong pause at the same
      * turn, each in an iteration the report leaves out: the side that posts first after its request
      * {@code warmup - 1} went out, the other after its answer {@code warmup - 2}.
-     *
-     * @param postsFirst whether this side posts the test's first request
      */
-    private long[] latency(LatencyLoop loop, Requests requests, boolean postsFirst) throws InterruptedException {
+    private long[] latency(LatencyLoop loop, Requests requests) throws InterruptedException {
         long[] postedAt = new long[options.total()];
-        int warmupEnd = postsFirst ? options.warmup() : Math.max(0, options.warmup() - 1);
+        int warmupEnd = postsFirst() ? options.warmup() : Math.max(0, options.warmup() - 1);
         for (int end = 0; end < warmupEnd; ) {
             end = Math.min(warmupEnd, end + WARMUP_PHASE);
             loop.run(requests, postedAt, end);
@@ -203,6 +201,15 @@ public final class Perf {
                 : " JIT still compiling after %.1f s of waiting%n", seconds);
     }
 
+    /**
+     * Whether this side posts the latency test's first request, as in perftest: the client of {@code send_lat}, the
+     * server of {@code write_lat}, the client of {@code read_lat} (its server posts nothing). The other side waits for
+     * the peer's first message before it posts.
+     */
+    private boolean postsFirst() {
+        return options.test() == PerfOptions.Test.WRITE_LAT ? options.isServer() : !options.isServer();
+    }
+
     /** One latency test's loop, run until {@code until} requests are posted, and to the test's end at the last. */
     private interface LatencyLoop {
         void run(Requests requests, long[] postedAt, int until);
@@ -211,8 +218,9 @@ public final class Perf {
     /** perftest's {@code run_iter_lat_send}: the server receives first; each side sends when it has received. */
     private void sendLatency(Requests requests, long[] postedAt, int until) {
         int iterations = postedAt.length;
+        boolean postsFirst = postsFirst();
         while (sent < until || (until == iterations && consumed < iterations)) {
-            if (consumed < iterations && !(sent < 1 && !options.isServer())) {
+            if (consumed < iterations && !(sent < 1 && postsFirst)) {
                 while (received == consumed) {
                     poll();
                 }
@@ -235,8 +243,9 @@ public final class Perf {
         MemorySegment memory = endpoint.buffer().segment();
         long arrives = endpoint.slot() + options.size() - 1;
         long leaves = options.size() - 1;
+        boolean postsFirst = postsFirst();
         while (sent < until || (until == iterations && (retired < iterations || seen < iterations))) {
-            if (seen < iterations && !(sent < 1 && options.isServer())) {
+            if (seen < iterations && !(sent < 1 && postsFirst)) {
                 seen++;
                 while ((byte) BYTE.getVolatile(memory, arrives) != (byte) seen) {
                     idle("the peer's next WRITE");
