@@ -97,6 +97,21 @@ class WorkRequestBatchTest {
     }
 
     @Test
+    void completionsAreReadOnlyWithinThePollsCountAndUntilClosed() {
+        WorkCompletions completions = new WorkCompletions(4);
+        assertThrows(IndexOutOfBoundsException.class, () -> completions.workRequestId(0), "nothing polled yet");
+        completions.count(2);
+        assertEquals(0, completions.workRequestId(1), "the array starts zeroed");
+        assertThrows(IndexOutOfBoundsException.class, () -> completions.byteLength(2), "beyond the poll's count");
+        assertThrows(IndexOutOfBoundsException.class, () -> completions.isSuccess(-1));
+        completions.close();
+        IllegalStateException closed = assertThrows(IllegalStateException.class, () -> completions.isSuccess(0));
+        assertEquals("the completions batch is closed", closed.getMessage());
+        assertThrows(IllegalStateException.class, () -> completions.pkeyIndex(0), "the UD fields too");
+        assertThrows(IllegalStateException.class, completions::arrayAddress, "and the next poll");
+    }
+
+    @Test
     void theBadRequestIndexComesFromTheProvidersPointer() {
         try (ReceiveWorkRequests receives = new ReceiveWorkRequests(3, 0)) {
             long first = receives.clear().add(1).add(2).add(3).requests.address();
