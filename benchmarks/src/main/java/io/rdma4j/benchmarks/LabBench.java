@@ -427,12 +427,18 @@ public final class LabBench {
         return new Running(p, output);
     }
 
+    /** Records one column of a client's result row; a missing or impossible value is a failure, not a sample. */
     private void record(String device, String what, String metric, String unit, boolean higherIsBetter,
                         double target, int round, String side, PerftestOutput out, String column) {
-        out.value(column).ifPresentOrElse(
-                v -> samples.add(new Sample(device, what, metric, unit, higherIsBetter, target, "round " + round, side,
-                        v)),
-                () -> failures.add(device + " " + what + " " + side + ": no column " + column));
+        String run = "round " + round + " " + device + " " + what + " " + side;
+        try {
+            out.measurement(column).ifPresentOrElse(
+                    v -> samples.add(new Sample(device, what, metric, unit, higherIsBetter, target, "round " + round,
+                            side, v)),
+                    () -> failures.add(run + ": no column " + column));
+        } catch (IllegalArgumentException e) {
+            failures.add(run + ": " + e.getMessage() + " (its output is under raw/)");
+        }
     }
 
     private void writeReport() throws IOException {

@@ -63,6 +63,21 @@ record PerftestOutput(Map<String, Double> columns, List<Double> unsorted) {
     }
 
     /**
+     * The value of {@code column} as a measurement, if the row has it.
+     *
+     * @throws IllegalArgumentException if it is not a positive number: no run measures a time or a rate of 0, and
+     *                                  perftest prints 0.00 when its calibration of the CPU clock failed (its
+     *                                  "Correlation coefficient r^2: ... < 0.9", seen once under emulation)
+     */
+    OptionalDouble measurement(String column) {
+        OptionalDouble v = value(column);
+        if (v.isPresent() && !(v.getAsDouble() > 0 && Double.isFinite(v.getAsDouble()))) {
+            throw new IllegalArgumentException(column + " is " + v.getAsDouble() + ", not a measurement");
+        }
+        return v;
+    }
+
+    /**
      * The header's column names: words split at blanks, with perftest's two-word names joined again
      * ({@code BW peak[MB/sec]}, {@code 99% percentile[usec]}).
      */

@@ -56,6 +56,24 @@ class PerfReportTest {
     }
 
     @Test
+    void aZeroFromAFailedClockCalibrationIsNoMeasurement() {
+        // ib_read_bw on siw0 in the lab, 2026-12-06: "Correlation coefficient r^2: 0.847271 < 0.9", then this row.
+        PerftestOutput out = PerftestOutput.parse("""
+                Correlation coefficient r^2: 0.847271 < 0.9
+                 #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+                 1048576    100              0.00               0.00   		   0.000000
+                """);
+        assertEquals(0.0, out.value("BW average[MB/sec]").orElseThrow());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> out.measurement("BW average[MB/sec]"));
+        assertEquals("BW average[MB/sec] is 0.0, not a measurement", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> out.measurement("MsgRate[Mpps]"));
+        assertEquals(1048576.0, out.measurement("#bytes").orElseThrow());
+        assertTrue(out.measurement("t_typical[usec]").isEmpty());
+        assertEquals(35.92, PerftestOutput.parse(READ_BW).measurement("BW average[MB/sec]").orElseThrow());
+    }
+
+    @Test
     void outputWithoutAResultRowIsAnErrorShowingTheOutput() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> PerftestOutput.parse("Couldn't connect to 192.0.2.1:18515\n"));
