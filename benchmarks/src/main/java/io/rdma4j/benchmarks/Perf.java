@@ -22,8 +22,10 @@ import java.util.Locale;
  * {@code send_bw}, {@code write_bw}, {@code read_bw} ({@code -t} requests in flight, one in {@code -Q} signaled,
  * megabytes (2^20 bytes) per second and millions of messages per second from the first post to the last
  * completion). The loops follow perftest's {@code run_iter_*} step by step; what differs: the connection is made
- * with the connection manager (perftest's {@code -R}), the buffers' addresses travel in a SEND instead of over
- * perftest's own exchange, and one completion queue serves both queues. The two tools do not talk to each other.
+ * with the connection manager (perftest's {@code -R}), the buffers' addresses and the client's closing word to a
+ * server that only waits (READ and WRITE tests; it spins on its completion queue meanwhile, as perftest's does:
+ * {@link PerfEndpoint#awaitGoodbye}) travel in SENDs instead of over perftest's own exchange, and one completion
+ * queue serves both queues. The two tools do not talk to each other.
  * Like a single-threaded application, it posts and polls through a {@link QueuePairPoster} and a
  * {@link CompletionQueuePoller}, which save each call the pin that guards it against a close on another thread.
  *
@@ -138,7 +140,7 @@ public final class Perf {
 
     private void run() throws InterruptedException {
         if (options.isServer() && options.test().passiveServer()) {
-            endpoint.awaitDisconnect(CLIENT_RUN);
+            endpoint.awaitGoodbye(CLIENT_RUN);
             return;
         }
         RemoteBuffer peer = endpoint.peer();
@@ -161,6 +163,9 @@ public final class Perf {
                     }
                 }
                 case WRITE_BW, READ_BW -> bandwidth(requests);
+            }
+            if (options.test().passiveServer()) {
+                endpoint.sayGoodbye();
             }
         } finally {
             watchdog.interrupt();

@@ -39,6 +39,12 @@ final class PerfEndpoint implements AutoCloseable {
     static final long RECEIVE_ID = -1;
     private static final long HELLO_ID = -2;
     private static final long NUDGE_ID = -3;
+    private static final long GOODBYE_ID = -4;
+    /**
+     * How many empty polls a passive server spins through between looks at the clock and the connection's events:
+     * each is a system call (no vDSO clock in the lab's guests), which perftest's spinning server does not make.
+     */
+    private static final long SPINS_PER_CHECK = 1 << 16;
     private static final long NUDGE_NANOS = Duration.ofSeconds(1).toNanos();
     private static final int HELLO_BYTES = 16;
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(60);
@@ -57,8 +63,9 @@ final class PerfEndpoint implements AutoCloseable {
     /** The server's or the client's side of {@code options}' test, connected and with the peer's buffer known. */
     static PerfEndpoint open(PerfOptions options) throws InterruptedException {
         Setup setup = new Setup(options);
+        // One send and one receive more than the test's: the hello; one receive more again: a passive server's goodbye.
         QueuePairCapabilities caps = new QueuePairCapabilities(Math.max(options.txDepth(), options.cqModeration())
-                + 1, setup.receives + 1, 1, 1, options.inlineSize());
+                + 1, setup.receives + 2, 1, 1, options.inlineSize());
         ConnectionOptions connection = ConnectionOptions.builder().capabilities(caps)
                 .completionQueueSize(caps.maxSendWorkRequests() + caps.maxReceiveWorkRequests())
                 .readDepth(options.outstandingReads()).onQueuePair(setup::prepare).build();
@@ -167,8 +174,72 @@ final class PerfEndpoint implements AutoCloseable {
         return "";
     }
 
-    /** Waits (up to {@code timeout}) until the peer disconnects: the passive side of READ and WRITE tests. */
-    void awaitDisconnect(Duration timeout) throws InterruptedException {
+    /**
+     * The client's end of a test whose server only waits ({@link PerfOptions.Test#passiveServer()}): a zero-length
+     * SEND, signaled and awaited, that tells the server the run is over (as perftest's closing
+     * {@code ctx_hand_shake}). Call it with every request of the run retired.
+     */
+    void sayGoodbye() {
+        try (SendWorkRequests goodbye = new SendWorkRequests(1, 0); WorkCompletions one = new WorkCompletions(1)) {
+            connection.queuePair().postSend(goodbye.send(GOODBYE_ID).signaled());
+            long deadline = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+            while (connection.completionQueue().poll(one) == 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the goodbye SEND did not complete within " + CONNECT_TIMEOUT);
+                }
+                Thread.onSpinWait();
+            }
+            if (!one.isSuccess(0) || one.workRequestId(0) != GOODBYE_ID) {
+                throw new IllegalStateException("the goodbye SEND did not complete: " + describe(one));
+            }
+        }
+    }
+
+    /**
+     * The wait of a server that only waits ({@link PerfOptions.Test#passiveServer()}) while its client runs, as
+     * perftest's: it spins on its completion queue until the client's goodbye ({@link #sayGoodbye}) arrives (perftest's
+     * closing {@code ctx_hand_shake} polls in {@code rdma_read_keys}), then waits for the disconnect. A server asleep
+     * instead leaves its CPU idle, and on siw, whose transmit thread sends a READ's response from that CPU, waking it
+     * for each response made Perf's READ bandwidth 1.9-2.2x perftest's (benchmarks/results/
+     * 2026-12-06-lab-siw-read-server-wait.md).
+     *
+     * @throws IllegalStateException if the client disconnects without its goodbye, it fails, or {@code timeout} passes
+     */
+    void awaitGoodbye(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        CompletionQueue cq = connection.completionQueue();
+        try (WorkCompletions one = new WorkCompletions(1)) {
+            boolean gone = false;
+            for (long spins = 1; cq.poll(one) == 0; spins++) {
+                if (gone) {
+                    throw new IllegalStateException("the client disconnected without its goodbye");
+                }
+                Thread.onSpinWait();
+                if (spins % SPINS_PER_CHECK == 0) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("the client's goodbye did not arrive within " + timeout);
+                    }
+                    connection.nextEvent(Duration.ZERO);
+                    // Its goodbye precedes its disconnect: poll once more before giving up.
+                    gone = connection.isDisconnected();
+                }
+            }
+            if (!one.isSuccess(0) || one.workRequestId(0) != GOODBYE_ID
+                    || one.opcode(0) != WorkCompletionOpcode.RECEIVE) {
+                throw new IllegalStateException("the client's goodbye did not arrive: " + describe(one));
+            }
+        }
+        awaitDisconnect(timeout);
+    }
+
+    /** A completion, for an error's message. */
+    private static String describe(WorkCompletions one) {
+        return one.statusText(0) + " (id " + one.workRequestId(0) + ", " + one.opcode(0) + ", " + one.byteLength(0)
+                + " bytes)";
+    }
+
+    /** Waits (up to {@code timeout}) until the peer disconnects. */
+    private void awaitDisconnect(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!connection.isDisconnected()) {
             long left = deadline - System.nanoTime();
@@ -226,8 +297,7 @@ final class PerfEndpoint implements AutoCloseable {
                         && one.opcode(0) == WorkCompletionOpcode.RECEIVE && one.byteLength(0) == HELLO_BYTES) {
                     arrived = true;
                 } else {
-                    throw new IllegalStateException("the peer's hello did not arrive: " + one.statusText(0) + " (id "
-                            + one.workRequestId(0) + ", " + one.opcode(0) + ", " + one.byteLength(0) + " bytes)");
+                    throw new IllegalStateException("the peer's hello did not arrive: " + describe(one));
                 }
             }
             if (!client) {
@@ -268,6 +338,10 @@ final class PerfEndpoint implements AutoCloseable {
                     EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
             try (ReceiveWorkRequests hello = new ReceiveWorkRequests(1, 1)) {
                 qp.postReceive(hello.add(HELLO_ID).scatter(buffer, 2 * slot + 64, HELLO_BYTES));
+                if (options.isServer() && options.test().passiveServer()) {
+                    // Into the hello's place, read by then (libsiw refuses a receive without a scatter entry).
+                    qp.postReceive(hello.clear().add(GOODBYE_ID).scatter(buffer, 2 * slot + 64, HELLO_BYTES));
+                }
             }
             receive.add(RECEIVE_ID).scatter(buffer, slot, options.size());
             for (int i = 0; i < receives; i++) {
