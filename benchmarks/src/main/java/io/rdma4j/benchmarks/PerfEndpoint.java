@@ -214,7 +214,9 @@ final class PerfEndpoint implements AutoCloseable {
                 if (gone) {
                     throw new IllegalStateException("the client disconnected without its goodbye");
                 }
-                Thread.onSpinWait();
+                // No Thread.onSpinWait(), as perftest's loop has none: under QEMU's TCG each x86 PAUSE leaves the
+                // vCPU's translated code and takes the emulator's global lock, which slowed the client's 64-byte
+                // WRITEs on siw0 by 4-19% (2026-12-06-lab-passive-server-pause.md).
                 if (spins % SPINS_PER_CHECK == 0) {
                     if (System.nanoTime() > deadline) {
                         throw new IllegalStateException("the client's goodbye did not arrive within " + timeout);
