@@ -77,18 +77,19 @@ final class LabReport {
         md.append(String.format(Locale.ROOT, """
                 C is perftest (`ib_*_lat`, `ib_*_bw` with `-R`) and `registration.c`; Java is rdma4j's `Perf` (the \
                 same loops and options, the same cycle counter and the same statistics) and `Registration`. C and Java \
-                are each the median of the rounds; spread is lowest to highest round as ± %% of that median; Java/C is \
-                the median of each round's own Java/C (the emulator's speed drifts from run to run, and only runs made \
-                back to back compare). C again is perftest run once more right after each latency and bandwidth pair: \
-                C again/C, the median of the rounds' ratios of C's two runs with their lowest and highest, is what the \
-                emulator's drift alone does to a ratio of two runs of one program. Java's runs do unmeasured \
-                iterations first (`-w`: %,d for latency, %,d requests of at most 4 KiB for bandwidth, all retired and \
-                the JVM's compiler threads idle before the clock starts); perftest has no such option, and its first \
-                iterations are in its figures. The warm-up table shows what the JIT costs from the first iteration. \
-                Both registration programs first register 4 KiB and create a queue pair %,d times each and run each \
-                loop %.1f s, unmeasured (Java then waits for its compiler threads to go idle); then, held open \
-                together on one CPU, they count each loop in windows of %.1f s, C's and Java's alternating, %d of each \
-                per round (which goes first alternates too), and after each such pair a window of a second \
+                are each the median of the rounds; spread is lowest to highest round as ± %% of that median; runs are \
+                the rounds (or windows) that measured something, each side's (a run that failed is under Failures); \
+                Java/C is the median of each round's own Java/C (the emulator's speed drifts from run to run, and only \
+                runs made back to back compare). C again is perftest run once more right after each latency and \
+                bandwidth pair: C again/C, the median of the rounds' ratios of C's two runs with their lowest and \
+                highest, is what the emulator's drift alone does to a ratio of two runs of one program. Java's runs do \
+                unmeasured iterations first (`-w`: %,d for latency, %,d requests of at most 4 KiB for bandwidth, all \
+                retired and the JVM's compiler threads idle before the clock starts); perftest has no such option, and \
+                its first iterations are in its figures. The warm-up table shows what the JIT costs from the first \
+                iteration. Both registration programs first register 4 KiB and create a queue pair %,d times each and \
+                run each loop %.1f s, unmeasured (Java then waits for its compiler threads to go idle); then, held \
+                open together on one CPU, they count each loop in windows of %.1f s, C's and Java's alternating, %d of \
+                each per round (which goes first alternates too), and after each such pair a window of a second \
                 registration.c, the control: the control path's values are the median of the windows, its spread \
                 lowest to highest window, its Java/C the median of each window's Java/C with the C window next to it, \
                 and its C again/C likewise. All register a buffer kept in 4 KiB pages.
@@ -118,13 +119,14 @@ final class LabReport {
             md.append("Not measured.\n\n");
             return;
         }
-        md.append("| device | test | metric | C | Java | Java/C | C spread | Java spread | C again/C (range) | target"
-                        + " | met |\n")
-                .append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
+        md.append("| device | test | metric | C | Java | Java/C | C spread | Java spread | runs C/Java | C again/C (range)"
+                        + " | target | met |\n")
+                .append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
         for (Row r : rows) {
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %s | %s |%n",
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %d/%d | %s | %s | %s |%n",
                     r.first().device(), r.first().what(), r.first().metric(), number(r.c()), number(r.java()),
-                    r.ratio(), percent(r.cSpread()), percent(r.javaSpread()), control(r), r.target(), r.met()));
+                    r.ratio(), percent(r.cSpread()), percent(r.javaSpread()), r.cRounds(), r.javaRounds(), control(r),
+                    r.target(), r.met()));
         }
         md.append('\n');
     }

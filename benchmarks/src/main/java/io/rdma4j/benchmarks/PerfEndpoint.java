@@ -13,6 +13,7 @@ import io.rdma4j.verbs.QueuePairCapabilities;
 import io.rdma4j.verbs.ReceiveWorkRequests;
 import io.rdma4j.verbs.SendWorkRequests;
 import io.rdma4j.verbs.WorkCompletionOpcode;
+import io.rdma4j.verbs.WorkCompletionStatus;
 import io.rdma4j.verbs.WorkCompletions;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -198,10 +199,10 @@ final class PerfEndpoint implements AutoCloseable {
     /**
      * The wait of a server that only waits ({@link PerfOptions.Test#passiveServer()}) while its client runs, as
      * perftest's: it spins on its completion queue until the client's goodbye ({@link #sayGoodbye}) arrives (perftest's
-     * closing {@code ctx_hand_shake} polls in {@code rdma_read_keys}), then waits for the disconnect. A server asleep
-     * instead leaves its CPU idle, and on siw, whose transmit thread sends a READ's response from that CPU, waking it
-     * for each response made Perf's READ bandwidth 1.9-2.2x perftest's (benchmarks/results/
-     * 2026-12-06-lab-siw-read-server-wait.md).
+     * closing {@code ctx_hand_shake} polls in {@code rdma_read_keys}), then waits for the disconnect. On siw the
+     * server's CPU also runs the transmit thread that sends the READ responses: a server asleep instead left that thread
+     * the CPU to itself, where perftest's shares it with the spinner, and its READ bandwidth was 1.4-2x perftest's
+     * (benchmarks/results/2026-12-06-lab-siw-read-server-wait.md).
      *
      * @throws IllegalStateException if the client disconnects without its goodbye, it fails, or {@code timeout} passes
      */
@@ -225,6 +226,10 @@ final class PerfEndpoint implements AutoCloseable {
                     // Its goodbye precedes its disconnect: poll once more before giving up.
                     gone = connection.isDisconnected();
                 }
+            }
+            if (one.status(0) == WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR) {
+                // The queue pair went to error (on iWARP the end of the TCP connection does so): the receive flushed.
+                throw new IllegalStateException("the client disconnected without its goodbye (" + describe(one) + ")");
             }
             if (!one.isSuccess(0) || one.workRequestId(0) != GOODBYE_ID
                     || one.opcode(0) != WorkCompletionOpcode.RECEIVE) {

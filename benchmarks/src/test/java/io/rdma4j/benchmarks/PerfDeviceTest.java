@@ -27,7 +27,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * The lab benchmark's smoke run in the device suite: each of Perf's six tests, server and client in this JVM,
  * a few hundred iterations (with a warm-up) on the device of {@code RDMA4J_TEST_DEVICE} at
- * {@code RDMA4J_TEST_ADDRESS}, each side's report read back as LabBench reads it, and a short run of Registration.
+ * {@code RDMA4J_TEST_ADDRESS}, each side's report read back as LabBench reads it, a passive server's failure when
+ * its client leaves without the goodbye, and a short run of Registration.
  * (The comparison with perftest and registration.c is {@code rdma-lab perf}.)
  */
 @Tag("device")
@@ -119,6 +120,44 @@ class PerfDeviceTest {
                     assertTrue(max < 250_000, "an iteration of " + max + " us: a wait for the JIT in the measured run");
                 }
             }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    /**
+     * A passive server spins until the client's goodbye (as perftest's); a client that connects, exchanges hellos and
+     * leaves without it (a client that failed) must end the server with a clear failure, not leave it spinning.
+     */
+    @Test
+    void aPassiveServerWhoseClientLeavesWithoutItsGoodbyeFails() throws Exception {
+        assertTrue(ADDRESS != null, "RDMA4J_TEST_ADDRESS names the device under test (src/test/lab/rdma-lab test)");
+        List<String> options = List.of("read_bw", "-s", "4096", "-n", "100", "-p", Integer.toString(++port));
+        ExecutorService threads = Executors.newSingleThreadExecutor();
+        try {
+            Future<?> server = threads.submit(() -> {
+                Perf.run(PerfOptions.parse(options.toArray(String[]::new)), print(new ByteArrayOutputStream()));
+                return null;
+            });
+            List<String> args = new ArrayList<>(options);
+            args.add(ADDRESS);
+            PerfOptions client = PerfOptions.parse(args.toArray(String[]::new));
+            // The server listens within moments; the connect is refused until then.
+            for (int attempt = 0; ; attempt++) {
+                try {
+                    PerfEndpoint.open(client).close();
+                    break;
+                } catch (RuntimeException e) {
+                    if (attempt == 20) {
+                        throw e;
+                    }
+                    Thread.sleep(500);
+                }
+            }
+            ExecutionException e = assertThrows(ExecutionException.class, () -> server.get(2, TimeUnit.MINUTES));
+            // rxe: the server sees the disconnect; siw: the end of the TCP connection also flushes the goodbye's receive.
+            assertTrue(e.getCause().getMessage().startsWith("the client disconnected without its goodbye"),
+                    e.getCause().toString());
         } finally {
             threads.shutdownNow();
         }

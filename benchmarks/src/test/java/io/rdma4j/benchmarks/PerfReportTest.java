@@ -159,10 +159,11 @@ class PerfReportTest {
         String md = report.markdown(LocalDate.of(2026, 12, 3));
         // Medians 11.5 and 12.25 (1.065 apart), but Java/C is the median of the three whole pairs' 1.1, 1.045, 1.077.
         // C again/C: 0.9, 1.1, 1.0 and 1.0 (round 3 has no C to divide by): median 1.0, from 0.9 to 1.1.
-        assertTrue(md.contains("| rxe0 | ib_send_lat 64 B | median | 11.50 | 12.25 | 1.08 | ± 13% | ± 12% | "
+        // Four runs of each side: the row says so (a failed run is no sample).
+        assertTrue(md.contains("| rxe0 | ib_send_lat 64 B | median | 11.50 | 12.25 | 1.08 | ± 13% | ± 12% | 4/4 | "
                 + "1.00 (0.90–1.10) | ≤ 1.05 | NO |"), md);
         assertTrue(md.contains(
-                "| siw0 | ib_write_bw 4 KiB | bandwidth | 50.00 | 49.50 | 0.99 |  |  |  | ≥ 0.98 | yes |"), md);
+                "| siw0 | ib_write_bw 4 KiB | bandwidth | 50.00 | 49.50 | 0.99 |  |  | 1/1 |  | ≥ 0.98 | yes |"), md);
         assertTrue(md.contains("- 1-siw0-read_bw-4096-Java: THE JVM CRASHED"), md);
         assertTrue(md.contains("higher is better\n\nNot measured.\n"), "a part left out (--only) says so: " + md);
         assertTrue(md.contains(
