@@ -311,7 +311,7 @@ final class PerfEndpoint implements AutoCloseable {
                 qp.postSend(hello);
             }
         }
-        peer = RemoteBuffer.readFrom(buffer.segment(), out + 64);
+        peer = RemoteBuffer.readFrom(buffer.segment(), setup.helloArrives);
     }
 
     @Override
@@ -330,6 +330,8 @@ final class PerfEndpoint implements AutoCloseable {
     private static final class Setup implements AutoCloseable {
         private final PerfOptions options;
         private final long slot;
+        /** Where the peer's hello lands in the buffer, and then the client's goodbye. */
+        private final long helloArrives;
         private final int receives;
         private final ReceiveWorkRequests receive = new ReceiveWorkRequests(1, 1);
         private MemoryRegion buffer;
@@ -337,6 +339,7 @@ final class PerfEndpoint implements AutoCloseable {
         Setup(PerfOptions options) {
             this.options = options;
             this.slot = (options.size() + 63) & ~63L;
+            this.helloArrives = 2 * slot + 64;
             this.receives = options.test().sends() ? Math.min(options.rxDepth(), options.total()) : 0;
         }
 
@@ -344,10 +347,10 @@ final class PerfEndpoint implements AutoCloseable {
             buffer = qp.protectionDomain().allocateMemory(2 * slot + 128,
                     EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
             try (ReceiveWorkRequests hello = new ReceiveWorkRequests(1, 1)) {
-                qp.postReceive(hello.add(HELLO_ID).scatter(buffer, 2 * slot + 64, HELLO_BYTES));
+                qp.postReceive(hello.add(HELLO_ID).scatter(buffer, helloArrives, HELLO_BYTES));
                 if (options.isServer() && options.test().passiveServer()) {
                     // Into the hello's place, read by then (libsiw refuses a receive without a scatter entry).
-                    qp.postReceive(hello.clear().add(GOODBYE_ID).scatter(buffer, 2 * slot + 64, HELLO_BYTES));
+                    qp.postReceive(hello.clear().add(GOODBYE_ID).scatter(buffer, helloArrives, HELLO_BYTES));
                 }
             }
             receive.add(RECEIVE_ID).scatter(buffer, slot, options.size());
