@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Tag;
@@ -63,21 +64,12 @@ class PerfDeviceTest {
                 return null;
             });
             ByteArrayOutputStream clientOut = new ByteArrayOutputStream();
-            // The server listens within moments; the client's connect is refused until then, so it tries again.
+            PerfOptions clientOptions = clientOf(options);
+            // A client that failed after it began to print did connect: that failure is the test's, not a refusal.
             Future<?> client = threads.submit(() -> {
-                List<String> args = new ArrayList<>(options);
-                args.add(ADDRESS);
-                for (int attempt = 0; ; attempt++) {
-                    try {
-                        Perf.run(PerfOptions.parse(args.toArray(String[]::new)), print(clientOut));
-                        return null;
-                    } catch (RuntimeException e) {
-                        if (attempt == 20 || !clientOut.toString(StandardCharsets.UTF_8).isEmpty()) {
-                            throw e;
-                        }
-                        Thread.sleep(500);
-                    }
-                }
+                whenTheServerListens(() -> Perf.run(clientOptions, print(clientOut)),
+                        () -> !clientOut.toString(StandardCharsets.UTF_8).isEmpty());
+                return null;
             });
             Exception clientFailure = null;
             try {
@@ -139,21 +131,8 @@ class PerfDeviceTest {
                 Perf.run(PerfOptions.parse(options.toArray(String[]::new)), print(new ByteArrayOutputStream()));
                 return null;
             });
-            List<String> args = new ArrayList<>(options);
-            args.add(ADDRESS);
-            PerfOptions client = PerfOptions.parse(args.toArray(String[]::new));
-            // The server listens within moments; the connect is refused until then.
-            for (int attempt = 0; ; attempt++) {
-                try {
-                    PerfEndpoint.open(client).close();
-                    break;
-                } catch (RuntimeException e) {
-                    if (attempt == 20) {
-                        throw e;
-                    }
-                    Thread.sleep(500);
-                }
-            }
+            PerfOptions client = clientOf(options);
+            whenTheServerListens(() -> PerfEndpoint.open(client).close(), () -> false);
             ExecutionException e = assertThrows(ExecutionException.class, () -> server.get(2, TimeUnit.MINUTES));
             // rxe: the server sees the disconnect; siw: the end of the TCP connection also flushes the goodbye's receive.
             assertTrue(e.getCause().getMessage().startsWith("the client disconnected without its goodbye"),
@@ -182,6 +161,37 @@ class PerfDeviceTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Registration.run(device, 0.05,
                 20, new BufferedReader(new StringReader("register 0")), print(new ByteArrayOutputStream())));
         assertTrue(e.getMessage().startsWith("no loop \"register 0\""), e.getMessage());
+    }
+
+    /** The client's options: the server's, then the server's address. */
+    private static PerfOptions clientOf(List<String> serverOptions) {
+        List<String> args = new ArrayList<>(serverOptions);
+        args.add(ADDRESS);
+        return PerfOptions.parse(args.toArray(String[]::new));
+    }
+
+    /** A connection attempt of the client's. */
+    private interface Attempt {
+        void run() throws Exception;
+    }
+
+    /**
+     * Runs the client's attempt until it succeeds: the server (another thread) listens within moments, and the connect
+     * is refused until then. Gives up after 20 tries 500 ms apart, or at once when {@code connected} says the failure
+     * came after the connection was made.
+     */
+    private static void whenTheServerListens(Attempt attempt, BooleanSupplier connected) throws Exception {
+        for (int tries = 1; ; tries++) {
+            try {
+                attempt.run();
+                return;
+            } catch (RuntimeException e) {
+                if (tries > 20 || connected.getAsBoolean()) {
+                    throw e;
+                }
+                Thread.sleep(500);
+            }
+        }
     }
 
     private static PrintStream print(ByteArrayOutputStream bytes) {
