@@ -72,16 +72,24 @@ final class LoopProgram implements AutoCloseable {
     /**
      * Counts the loop that {@code loop} names ({@code register SIZE}, {@code queue-pair 0}) and returns its rate.
      *
-     * @throws IOException if the program ended or answered something else, or stayed silent for {@code seconds}
+     * @throws IOException if the program ended or answered something else (a rate that is not a positive number too:
+     *     a loop that counted nothing would put a ratio of 0 or infinity in the table), or stayed silent for
+     *     {@code seconds}
      */
     double rate(String loop, long seconds) throws IOException, InterruptedException {
         commands.write(loop + "\n");
         commands.flush();
         String line = next(seconds);
-        if (!line.startsWith(loop + " ")) {
+        double rate;
+        try {
+            rate = line.startsWith(loop + " ") ? Double.parseDouble(line.substring(loop.length() + 1)) : Double.NaN;
+        } catch (NumberFormatException e) {
+            rate = Double.NaN;
+        }
+        if (!(rate > 0 && Double.isFinite(rate))) {
             throw failure("answered \"" + line + "\" to " + loop);
         }
-        return Double.parseDouble(line.substring(loop.length() + 1));
+        return rate;
     }
 
     private String next(long seconds) throws IOException, InterruptedException {
