@@ -264,8 +264,9 @@ final class PerfEndpoint implements AutoCloseable {
      * queue pair stays unread in the socket until more data arrives (seen: the client's hello, 40 bytes, unread for
      * good, about one connection in a hundred under emulation), and data that reaches the client while it still
      * reads the MPA reply fails the connection (EPROTO, reported as refused). So the server sends only once the
-     * client has been heard, and a client that hears nothing for a second sends a zero-length RDMA WRITE (signaled,
-     * awaited, no receive consumed), whose arrival makes the server read what waits in its socket.
+     * client has been heard, and a client that hears nothing for a second nudges it ({@link Connection#nudgePeer}: a
+     * zero-length RDMA WRITE, awaited, no receive consumed), whose arrival makes the server read what waits in its
+     * socket.
      */
     private void exchangeHellos() {
         MemoryRegion buffer = setup.buffer;
@@ -273,10 +274,8 @@ final class PerfEndpoint implements AutoCloseable {
         long out = 2 * slot;
         RemoteBuffer.of(buffer, slot, slot).writeTo(buffer.segment(), out);
         QueuePair qp = connection.queuePair();
-        try (SendWorkRequests hello = new SendWorkRequests(1, 1); SendWorkRequests nudge = new SendWorkRequests(1, 0);
-             WorkCompletions one = new WorkCompletions(1)) {
+        try (SendWorkRequests hello = new SendWorkRequests(1, 1); WorkCompletions one = new WorkCompletions(1)) {
             hello.send(HELLO_ID).gather(buffer, out, HELLO_BYTES);
-            nudge.rdmaWrite(NUDGE_ID, 0, 0).signaled();
             boolean client = acceptor == null;
             if (client) {
                 qp.postSend(hello);
@@ -293,7 +292,7 @@ final class PerfEndpoint implements AutoCloseable {
                             + (nudges > 0 ? " (" + nudges + " zero-length WRITEs sent to wake it)" : ""));
                 }
                 if (client && !arrived && nudged == nudges && waited > (nudges + 1) * NUDGE_NANOS) {
-                    qp.postSend(nudge);
+                    connection.nudgePeer(NUDGE_ID);
                     nudges++;
                 }
                 if (connection.completionQueue().poll(one) == 0) {

@@ -26,8 +26,9 @@ import java.util.Optional;
 /**
  * A 16-byte echo over {@link Connector} and {@link Acceptor}, wire-compatible with librdmacm's {@code rdma_client}
  * and {@code rdma_server} examples (port 7471): the client posts a receive, connects, SENDs 16 bytes and waits for
- * 16 back; the server posts a receive, accepts, waits for the 16 bytes and SENDs 16 back (this one echoes them;
- * {@code rdma_server} sends zeros), then disconnects.
+ * 16 back (nudging a silent server once a second: {@link Connection#nudgePeer}); the server posts a receive,
+ * accepts, waits for the 16 bytes and SENDs 16 back (this one echoes them; {@code rdma_server} sends zeros), then
+ * disconnects.
  *
  * <pre>
  * echo server [-s server_address] [-p port_number] [-n connections]
@@ -39,6 +40,8 @@ public final class Echo {
     /** The message size of rdma_client and rdma_server. */
     static final int MESSAGE = 16;
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final long NUDGE_AFTER = Duration.ofSeconds(1).toNanos();
+    private static final long NUDGE_ID = 3;
 
     /** The options, with rdma_client's and rdma_server's defaults. */
     record Options(boolean server, InetAddress address, int port, int connections, byte[] message) {
@@ -140,7 +143,7 @@ public final class Echo {
                          buffers.options(), TIMEOUT)) {
                 MemorySegment.copy(options.message(), 0, buffers.segment(), ValueLayout.JAVA_BYTE, MESSAGE, MESSAGE);
                 buffers.send(c);
-                buffers.awaitOne(c);
+                buffers.awaitEcho(c);
                 out.println("received " + text(buffers.segment().asSlice(0, MESSAGE)));
             }
         }
@@ -182,18 +185,44 @@ public final class Echo {
 
         /** Waits for one more completion than waited for so far. */
         void awaitOne(Connection c) throws InterruptedException {
+            await(c, false);
+        }
+
+        /**
+         * The client's wait for the echo: after each second of silence it nudges the server ({@link
+         * Connection#nudgePeer}: on siw the server may not have read the message yet), one nudge at a time.
+         */
+        void awaitEcho(Connection c) throws InterruptedException {
+            await(c, true);
+        }
+
+        private void await(Connection c, boolean nudge) throws InterruptedException {
             expected++;
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            int nudges = 0;
+            boolean nudging = false;
             while (done < expected) {
-                int n = c.awaitCompletions(completions, TIMEOUT);
-                if (n == 0) {
-                    throw new IllegalStateException("no completion within " + TIMEOUT);
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new IllegalStateException("no completion within " + TIMEOUT
+                            + (nudges > 0 ? " (" + nudges + " zero-length WRITEs sent to wake the server)" : ""));
+                }
+                int n = c.awaitCompletions(completions, Duration.ofNanos(nudge ? Math.min(left, NUDGE_AFTER) : left));
+                if (n == 0 && nudge && !nudging) {
+                    c.nudgePeer(NUDGE_ID);
+                    nudging = true;
+                    nudges++;
                 }
                 for (int i = 0; i < n; i++) {
                     if (!completions.isSuccess(i)) {
                         throw new IllegalStateException("completion " + completions.statusText(i));
                     }
+                    if (completions.workRequestId(i) == NUDGE_ID) {
+                        nudging = false;
+                    } else {
+                        done++;
+                    }
                 }
-                done += n;
             }
         }
 

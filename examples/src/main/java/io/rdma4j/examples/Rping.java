@@ -48,6 +48,9 @@ public final class Rping {
     private static final long RDMA = 64;
     private static final long RECEIVE_ID = 1;
     private static final long SEND_ID = 2;
+    private static final long READ_ID = 3;
+    private static final long WRITE_ID = 4;
+    private static final long NUDGE_ID = 5;
     /** How often a wait for completions looks whether the connection ended meanwhile. */
     private static final Duration DISCONNECT_CHECK = Duration.ofSeconds(1);
 
@@ -139,6 +142,8 @@ public final class Rping {
     private int sendsTaken;
     private int receivesDone;
     private int receivesTaken;
+    /** A nudge ({@link Connection#nudgePeer}) is posted and its completion not yet taken. */
+    private boolean nudging;
     private Thread watcher;
     /** Called once the server listens (tests start the C client then). */
     Runnable onListening = () -> { };
@@ -226,7 +231,7 @@ public final class Rping {
                         + BUFFER_SIZE);
             }
             postReceive();
-            post(sends.clear().rdmaRead(3, source.address(), source.rkey())
+            post(sends.clear().rdmaRead(READ_ID, source.address(), source.rkey())
                     .gather(memory, RDMA, (int) source.length()).signaled());
             if (!awaitSend()) {
                 return;
@@ -243,7 +248,7 @@ public final class Rping {
             }
             RemoteBuffer sink = RemoteBuffer.readFrom(memory.segment(), RECEIVED);
             postReceive();
-            post(sends.clear().rdmaWrite(4, sink.address(), sink.rkey())
+            post(sends.clear().rdmaWrite(WRITE_ID, sink.address(), sink.rkey())
                     .gather(memory, RDMA, string(rdma).length() + 1).signaled());
             if (!awaitSend() || !goAhead()) {
                 return;
@@ -341,13 +346,19 @@ public final class Rping {
     /**
      * Takes completions (sends and receives can finish in either order); false once work was flushed or the
      * connection ended. The wait ends on DISCONNECTED too, as rping's does (its cm_thread posts the semaphore that the
-     * client waits on): a provider that ends a connection without flushing its queue pair cannot hang it.
+     * client waits on): a provider that ends a connection without flushing its queue pair cannot hang it. A client
+     * that has had no answer yet nudges the server after each second of silence, one nudge at a time (on siw the
+     * server may not have read its first message: {@link Connection#nudgePeer}).
      */
     private boolean poll() throws InterruptedException {
         int n;
         while ((n = connection.awaitCompletions(completions, DISCONNECT_CHECK)) == 0) {
             if (connection.isDisconnected()) {
                 return false;
+            }
+            if (!options.server() && receivesDone == 0 && !nudging) {
+                connection.nudgePeer(NUDGE_ID);
+                nudging = true;
             }
         }
         for (int i = 0; i < n; i++) {
@@ -358,7 +369,9 @@ public final class Rping {
             if (status != WorkCompletionStatus.SUCCESS) {
                 throw new IllegalStateException("completion " + status + ": " + completions.statusText(i));
             }
-            if (completions.workRequestId(i) == RECEIVE_ID) {
+            if (completions.workRequestId(i) == NUDGE_ID) {
+                nudging = false;
+            } else if (completions.workRequestId(i) == RECEIVE_ID) {
                 if (completions.byteLength(i) != RemoteBuffer.BYTES) {
                     throw new IllegalStateException("Received bogus data, size " + completions.byteLength(i));
                 }

@@ -4,12 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /** An example's server side run in the test's JVM, against which a C tool connects once it listens. */
 final class InProcessServer {
@@ -57,6 +60,46 @@ final class InProcessServer {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(30, TimeUnit.SECONDS), command);
         return out;
+    }
+
+    /** Every thread of this JVM with its stack: where a stalled in-process server waits. */
+    static String threads() {
+        StringBuilder all = new StringBuilder();
+        Thread.getAllStackTraces().forEach((thread, stack) -> {
+            all.append(thread).append('\n');
+            for (StackTraceElement frame : stack) {
+                all.append("    at ").append(frame).append('\n');
+            }
+        });
+        return all.toString();
+    }
+
+    /** How the server's run ended: "running", "done" or its exception's stack. */
+    static String outcome(CompletableFuture<Void> serving) {
+        if (!serving.isDone()) {
+            return "running";
+        }
+        return serving.handle((done, failed) -> {
+            if (failed == null) {
+                return "done";
+            }
+            StringWriter trace = new StringWriter();
+            failed.printStackTrace(new PrintWriter(trace));
+            return trace.toString();
+        }).join();
+    }
+
+    /**
+     * The established sockets on local {@code port} that hold unread bytes, as {@code ss} prints them (Recv-Q first),
+     * one per line; empty if none. On siw that is its accept race (README, "What the providers lack"):
+     * {@code siw_accept} sends the MPA reply before it hands the socket to the queue pair and ignores data that arrives
+     * in between, so a client's first message, sent at once, can stay unread in the server's socket. The Java clients
+     * nudge the server when it stays silent ({@code Connection.nudgePeer}); the C tools do not.
+     */
+    static String unreadSockets(String port) throws IOException, InterruptedException {
+        return output("ss -tnH state established '( sport = :" + port + " )'").lines().map(String::strip)
+                .filter(l -> !l.isEmpty() && Long.parseLong(l.split("\\s+")[0]) > 0)
+                .collect(Collectors.joining("\n"));
     }
 
     /**

@@ -68,8 +68,10 @@ class RpingInteropTest {
                 new PrintStream(out, true, StandardCharsets.US_ASCII));
         CompletableFuture<Void> serving = InProcessServer.start(hook -> server.onListening = hook, server::run);
         Path said = Files.createTempFile("rping-c", ".txt");
-        Process client = new ProcessBuilder("rping", "-c", "-v", "-V", "-a", address, "-p", port, "-C", "" + COUNT,
-                "-S", "1024").redirectErrorStream(true).redirectOutput(said.toFile()).start();
+        // -d: rping's debug lines (its CM events and completions) say where a stalled client stopped; stdbuf: line by
+        // line, or a killed client's last lines die in its buffer.
+        Process client = new ProcessBuilder("stdbuf", "-oL", "rping", "-c", "-v", "-V", "-d", "-a", address, "-p",
+                port, "-C", "" + COUNT, "-S", "1024").redirectErrorStream(true).redirectOutput(said.toFile()).start();
         try {
             if (!client.waitFor(300, TimeUnit.SECONDS)) {
                 stalled(client, said, serving, out);
@@ -101,33 +103,32 @@ class RpingInteropTest {
     }
 
     /**
-     * The C client did not finish. If it has not had its first ping back and this host's socket of the connection (the
-     * server's, on its port) holds unread bytes, it is siw's accept race (see README: {@code siw_accept} sends the MPA
-     * reply before it hands the socket to the queue pair and ignores data that arrives in between, so the client's
-     * first message, sent at once, is never received): ends both sides and skips with that reason. Otherwise fails
-     * with what both sides said and the kernel's sockets, queue pairs and ids.
+     * The C client did not finish. If it has not had its first ping back and the server's socket of the connection
+     * holds unread bytes, it is siw's accept race ({@link InProcessServer#unreadSockets}): ends both sides and skips
+     * with that reason. Otherwise fails with what both sides said (the client's debug lines included), the Java
+     * server's threads and end, and the kernel's sockets, queue pairs and ids.
      */
     private void stalled(Process client, Path said, CompletableFuture<Void> serving, ByteArrayOutputStream out)
             throws Exception {
         String state = output("ss -tanoi; rdma resource show qp; rdma resource show cm_id");
-        String unread = output("ss -tnH state established '( sport = :" + port + " )'");
+        String unread = InProcessServer.unreadSockets(port);
+        String threads = InProcessServer.threads();
         client.destroyForcibly().waitFor();
         String c = Files.readString(said, StandardCharsets.US_ASCII);
         String why = "rping -c did not finish within 300 s\n--- rping -c said\n" + c + "--- the Java server said\n"
-                + out.toString(StandardCharsets.US_ASCII) + "--- sockets, queue pairs and ids\n" + state;
+                + out.toString(StandardCharsets.US_ASCII) + "--- sockets, queue pairs and ids\n" + state
+                + "--- this JVM's threads while the client still ran\n" + threads;
         try {
             // Killed, the client's kernel disconnects: the server's waits end on DISCONNECTED.
             serving.handle((done, failed) -> null).get(60, TimeUnit.SECONDS);
         } catch (TimeoutException hang) {
             fail(why + "--- and the Java server did not end within 60 s of the client's death");
         }
-        boolean firstMessageUnread = unread.lines().map(String::strip).filter(l -> !l.isEmpty())
-                .anyMatch(l -> Long.parseLong(l.split("\\s+")[0]) > 0);
-        if (lines(c, "ping data: ") == 0 && firstMessageUnread
-                && InProcessServer.testDevice().startsWith("siw")) {
+        why += "--- the Java server's end\n" + InProcessServer.outcome(serving);
+        if (lines(c, "ping data: ") == 0 && !unread.isEmpty() && InProcessServer.testDevice().startsWith("siw")) {
             System.out.println(why);
-            abort("siw's accept race: the C client's first message stayed unread in the accepted socket ("
-                    + unread.strip() + ")");
+            abort("siw's accept race: the C client's first message stayed unread in the accepted socket (" + unread
+                    + ")");
         }
         fail(why);
     }

@@ -369,13 +369,8 @@ class TwoHostFaultTest {
      * transport), the device's counters and the kernel log's end.
      */
     private String diagnosis(String headline) throws IOException, InterruptedException {
-        StringBuilder why = new StringBuilder(headline).append("\n--- this JVM's threads\n");
-        Thread.getAllStackTraces().forEach((thread, stack) -> {
-            why.append(thread).append('\n');
-            for (StackTraceElement frame : stack) {
-                why.append("    at ").append(frame).append('\n');
-            }
-        });
+        StringBuilder why = new StringBuilder(headline).append("\n--- this JVM's threads\n")
+                .append(InProcessServer.threads());
         String state = "rdma resource show qp; rdma resource show cm_id; rdma statistic show link " + device
                 + "/1; ss -tanoi; dmesg | tail -n 30";
         why.append("--- the Java client's output\n").append(clientOutput.toString(StandardCharsets.US_ASCII))

@@ -6,6 +6,7 @@ import io.rdma4j.verbs.Context;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairType;
+import io.rdma4j.verbs.SendWorkRequests;
 import io.rdma4j.verbs.WorkCompletions;
 import io.rdma4j.verbs.internal.VerbsInternals;
 import java.net.InetSocketAddress;
@@ -93,6 +94,23 @@ public final class Connection implements AutoCloseable {
             if (n > 0 || left <= 0 || events.await(Duration.ofNanos(left)).isEmpty()) {
                 return n;
             }
+        }
+    }
+
+    /**
+     * Posts a signaled RDMA WRITE of zero bytes with {@code workRequestId}: data that consumes no receive at the peer
+     * and names no memory (no key is checked for zero bytes), so any peer ignores it. It exists for siw's accept race
+     * (Linux 6.1; README, "What the providers lack"): the passive side can leave a message that the active side sent
+     * at once after connecting unread in its socket until more data arrives, and this is more data. A client that
+     * spoke first and hears nothing can nudge, e.g. once a second while its answer is missing. The WRITE holds a slot
+     * of the send queue until its completion is polled. Thread-safety: that of {@link QueuePair#postSend}.
+     *
+     * @throws io.rdma4j.verbs.RdmaException if {@code ibv_post_send} fails (e.g. the send queue is full)
+     * @throws IllegalStateException         if the connection is closed
+     */
+    public void nudgePeer(long workRequestId) {
+        try (SendWorkRequests write = new SendWorkRequests(1, 0)) {
+            queuePair.postSend(write.rdmaWrite(workRequestId, 0, 0).signaled());
         }
     }
 

@@ -11,7 +11,8 @@ import java.util.Objects;
  * (librdmacm moves the queue pair through its states). Usable from virtual threads: every wait is a bounded
  * {@code poll(2)}. On siw (Linux 6.1) a lone small message sent at once after connecting can stay unread at the
  * passive side, which may not yet have handed its socket to the queue pair, until more data arrives; a zero-length
- * RDMA WRITE sent when no answer comes is such data (README, "What the providers lack").
+ * RDMA WRITE sent when no answer comes is such data ({@link Connection#nudgePeer}; README, "What the providers
+ * lack").
  *
  * <pre>{@code
  * try (Connection c = Connector.connect(new InetSocketAddress("192.0.2.1", 7471), ConnectionOptions.defaults(),

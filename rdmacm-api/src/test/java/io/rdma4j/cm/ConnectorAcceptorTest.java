@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdma4j.verbs.Access;
 import io.rdma4j.verbs.MemoryRegion;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.CompletionQueuePoller;
@@ -14,6 +15,7 @@ import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairPoster;
 import io.rdma4j.verbs.ReceiveWorkRequests;
 import io.rdma4j.verbs.SendWorkRequests;
+import io.rdma4j.verbs.WorkCompletionOpcode;
 import io.rdma4j.verbs.WorkCompletionStatus;
 import io.rdma4j.verbs.WorkCompletions;
 import java.io.IOException;
@@ -25,10 +27,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -284,8 +288,8 @@ class ConnectorAcceptorTest {
         Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ip, 0), 1);
         InetSocketAddress address = acceptor.localAddress();
         long start = System.nanoTime();
-        java.util.concurrent.CompletableFuture<ConnectionException> connecting =
-                java.util.concurrent.CompletableFuture.supplyAsync(() -> assertThrows(ConnectionException.class,
+        CompletableFuture<ConnectionException> connecting =
+                CompletableFuture.supplyAsync(() -> assertThrows(ConnectionException.class,
                         () -> Connector.connect(address, ConnectionOptions.defaults(), TIMEOUT)));
         Thread.sleep(2000); // the request is pending at the acceptor, which never accepts it
         acceptor.close();
@@ -304,14 +308,7 @@ class ConnectorAcceptorTest {
     void aConnectionRefusesToCloseWhileAConfinedPosterOrPollerIsOpenAndClosesAfter() throws Exception {
         InetAddress ip = ConnectionManagerTest.testAddress();
         try (Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ip, 0), 1)) {
-            java.util.concurrent.CompletableFuture<Connection> connecting =
-                    java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-                        try {
-                            return Connector.connect(acceptor.localAddress(), ConnectionOptions.defaults(), TIMEOUT);
-                        } catch (InterruptedException e) {
-                            throw new IllegalStateException(e);
-                        }
-                    });
+            CompletableFuture<Connection> connecting = connectAsync(acceptor, ConnectionOptions.defaults());
             try (Connection server = acceptor.accept(ConnectionOptions.defaults(), TIMEOUT)
                     .orElseThrow(() -> new AssertionError("no connect request"))) {
                 Connection client = connecting.get(60, TimeUnit.SECONDS);
@@ -336,6 +333,65 @@ class ConnectorAcceptorTest {
                 }
             }
         }
+    }
+
+    /**
+     * {@link Connection#nudgePeer}: its zero-length RDMA WRITE completes with SUCCESS, and the peer's one posted receive
+     * is still there for the SEND that follows (it gets that SEND's 8 bytes); a closed connection refuses to nudge.
+     */
+    @Test
+    void aNudgeCompletesAndLeavesThePeersReceiveToTheNextSend() throws Exception {
+        InetAddress ip = ConnectionManagerTest.testAddress();
+        MemoryRegion[] inbox = new MemoryRegion[1];
+        try (Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ip, 0), 1);
+             ReceiveWorkRequests receive = new ReceiveWorkRequests(1, 1);
+             SendWorkRequests send = new SendWorkRequests(1, 1);
+             WorkCompletions wc = new WorkCompletions(2)) {
+            ConnectionOptions serverOptions = ConnectionOptions.builder().completionEvents(true).onQueuePair(qp -> {
+                inbox[0] = qp.protectionDomain().allocateMemory(8, EnumSet.of(Access.LOCAL_WRITE));
+                qp.postReceive(receive.add(7).scatter(inbox[0], 0, 8));
+            }).build();
+            CompletableFuture<Connection> connecting = connectAsync(acceptor,
+                    ConnectionOptions.builder().completionEvents(true).build());
+            try (Connection server = acceptor.accept(serverOptions, TIMEOUT)
+                    .orElseThrow(() -> new AssertionError("no connect request"))) {
+                Connection client = connecting.get(60, TimeUnit.SECONDS);
+                try {
+                    // Closing the connection closes its protection domain, and with it this region.
+                    MemoryRegion message = client.protectionDomain().allocateMemory(8,
+                            EnumSet.of(Access.LOCAL_WRITE));
+                    client.nudgePeer(42);
+                    assertEquals(1, client.awaitCompletions(wc, TIMEOUT), "the nudge's completion");
+                    assertEquals(42, wc.workRequestId(0));
+                    assertEquals(WorkCompletionStatus.SUCCESS, wc.status(0), wc.statusText(0));
+                    assertEquals(WorkCompletionOpcode.RDMA_WRITE, wc.opcode(0));
+                    message.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 0x6e75646765642121L);
+                    client.queuePair().postSend(send.send(43).gather(message, 0, 8).signaled());
+                    assertEquals(1, server.awaitCompletions(wc, TIMEOUT), "the SEND's receive");
+                    assertEquals(7, wc.workRequestId(0));
+                    assertEquals(WorkCompletionStatus.SUCCESS, wc.status(0), wc.statusText(0));
+                    assertEquals(WorkCompletionOpcode.RECEIVE, wc.opcode(0));
+                    assertEquals(8, wc.byteLength(0), "the SEND's bytes, not the nudge's none");
+                    assertEquals(0x6e75646765642121L, inbox[0].segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 0));
+                    client.close();
+                    assertThrows(IllegalStateException.class, () -> client.nudgePeer(44));
+                    assertTrue(message.isClosed());
+                } finally {
+                    client.close();
+                }
+            }
+        }
+    }
+
+    /** Connects to {@code acceptor} on another thread (the test's thread accepts). */
+    private static CompletableFuture<Connection> connectAsync(Acceptor acceptor, ConnectionOptions options) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return Connector.connect(acceptor.localAddress(), options, TIMEOUT);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 
     @Test
