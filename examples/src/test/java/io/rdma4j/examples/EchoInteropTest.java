@@ -2,8 +2,6 @@ package io.rdma4j.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.abort;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -35,8 +33,9 @@ class EchoInteropTest {
         Process client = new ProcessBuilder("stdbuf", "-oL", "rdma_client", "-s", address, "-p", port)
                 .redirectErrorStream(true).redirectOutput(said.toFile()).start();
         try {
+            // 20 s, while the Java server still waits (30 s) for the one message: its socket can still be seen then.
             if (!client.waitFor(20, TimeUnit.SECONDS)) {
-                stalled(client, said, serving, out);
+                InProcessServer.clientStalled("rdma_client", 20, client, said, port, serving, out, c -> false);
             }
             String c = Files.readString(said, StandardCharsets.US_ASCII);
             assertEquals(0, client.exitValue(), c);
@@ -78,31 +77,6 @@ class EchoInteropTest {
         serving.get(60, TimeUnit.SECONDS);
         assertTrue(out.toString(StandardCharsets.US_ASCII).contains("received \"hello rdma\"\necho client: end 0"),
                 out.toString(StandardCharsets.US_ASCII));
-    }
-
-    /**
-     * rdma_client did not finish within 20 s, while the Java server still waits (30 s) for its message. If the
-     * server's socket holds unread bytes on siw, it is siw's accept race ({@link InProcessServer#unreadSockets}):
-     * skips with that reason once both sides ended. Otherwise fails with what both sides said, the Java server's
-     * threads and end, and the kernel's sockets, queue pairs and ids.
-     */
-    private void stalled(Process client, Path said, CompletableFuture<Void> serving, ByteArrayOutputStream out)
-            throws Exception {
-        String unread = InProcessServer.unreadSockets(port);
-        String state = InProcessServer.output("ss -tanoi; rdma resource show qp; rdma resource show cm_id");
-        String threads = InProcessServer.threads();
-        client.destroyForcibly().waitFor();
-        String c = Files.readString(said, StandardCharsets.US_ASCII);
-        serving.handle((done, failed) -> null).get(60, TimeUnit.SECONDS);
-        String why = "rdma_client did not finish within 20 s\n--- rdma_client said\n" + c
-                + "--- the Java server said\n" + out.toString(StandardCharsets.US_ASCII)
-                + "--- sockets, queue pairs and ids\n" + state + "--- this JVM's threads while the client still ran\n"
-                + threads + "--- the Java server's end\n" + InProcessServer.outcome(serving);
-        if (!unread.isEmpty() && InProcessServer.testDevice().startsWith("siw")) {
-            System.out.println(why);
-            abort("siw's accept race: rdma_client's message stayed unread in the accepted socket (" + unread + ")");
-        }
-        fail(why);
     }
 
     /** The Java echo server, serving one connection, listening when this returns. */

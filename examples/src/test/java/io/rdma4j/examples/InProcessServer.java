@@ -2,16 +2,23 @@ package io.rdma4j.examples;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.abort;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 /** An example's server side run in the test's JVM, against which a C tool connects once it listens. */
@@ -74,19 +81,47 @@ final class InProcessServer {
         return all.toString();
     }
 
-    /** How the server's run ended: "running", "done" or its exception's stack. */
-    static String outcome(CompletableFuture<Void> serving) {
-        if (!serving.isDone()) {
-            return "running";
+    /**
+     * A C {@code tool}'s client did not finish within {@code seconds} against the in-process server {@code serving}
+     * (which printed to {@code out}); its output is in {@code said}. Gathers the kernel's sockets, queue pairs and ids
+     * and this JVM's threads while the client still runs, kills it, and waits (60 s) for the server to end, as the
+     * client's death ends its waits. If the client had no answer yet ({@code answered} of its output) and the server's
+     * socket holds unread bytes on siw, it is siw's accept race ({@link #unreadSockets}): skips with that reason.
+     * Otherwise fails with all of it and how the server ended.
+     */
+    static void clientStalled(String tool, int seconds, Process client, Path said, String port,
+                              CompletableFuture<Void> serving, ByteArrayOutputStream out, Predicate<String> answered)
+            throws IOException, InterruptedException, ExecutionException {
+        String state = output("ss -tanoi; rdma resource show qp; rdma resource show cm_id");
+        String unread = unreadSockets(port);
+        String threads = threads();
+        client.destroyForcibly().waitFor();
+        String c = Files.readString(said, StandardCharsets.US_ASCII);
+        String why = tool + " did not finish within " + seconds + " s\n--- " + tool + " said\n" + c
+                + "--- the Java server said\n" + out.toString(StandardCharsets.US_ASCII)
+                + "--- sockets, queue pairs and ids\n" + state + "--- this JVM's threads while the client still ran\n"
+                + threads;
+        String ended;
+        try {
+            ended = serving.handle((done, failed) -> {
+                if (failed == null) {
+                    return "done";
+                }
+                StringWriter trace = new StringWriter();
+                failed.printStackTrace(new PrintWriter(trace));
+                return trace.toString();
+            }).get(60, TimeUnit.SECONDS);
+        } catch (TimeoutException hang) {
+            fail(why + "--- and the Java server did not end within 60 s of the client's death");
+            return;
         }
-        return serving.handle((done, failed) -> {
-            if (failed == null) {
-                return "done";
-            }
-            StringWriter trace = new StringWriter();
-            failed.printStackTrace(new PrintWriter(trace));
-            return trace.toString();
-        }).join();
+        why += "--- the Java server's end\n" + ended;
+        if (!answered.test(c) && !unread.isEmpty() && testDevice().startsWith("siw")) {
+            System.out.println(why);
+            abort("siw's accept race: " + tool + "'s first message stayed unread in the accepted socket (" + unread
+                    + ")");
+        }
+        fail(why);
     }
 
     /**
