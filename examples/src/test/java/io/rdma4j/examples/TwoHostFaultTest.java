@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assumptions.abort;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import io.rdma4j.cm.Acceptor;
+import io.rdma4j.cm.CmEventType;
+import io.rdma4j.cm.ConnectionException;
 import io.rdma4j.verbs.Context;
 import io.rdma4j.verbs.Device;
 import io.rdma4j.verbs.GidEntry;
@@ -47,6 +49,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Tag("two-host")
 class TwoHostFaultTest {
 
+    /** Linux's ECONNRESET, the status of a connect that the peer's provider closed. */
+    private static final int ECONNRESET = 104;
+
     private final PeerHost peer = PeerHost.fromEnvironment();
     private final String address = InProcessServer.testAddress();
     private final String peerAddress = InProcessServer.environment("RDMA4J_PEER_ADDRESS");
@@ -80,8 +85,7 @@ class TwoHostFaultTest {
         // Under 20% loss each way, a lost connection-manager packet waits out rdma_cm's growing retry timeouts: fewer
         // pings keep the run bounded (45 s to over 300 s measured for 10).
         int count = netem.equals("loss 20%") ? 5 : 30;
-        startRpingServer();
-        String java = within(rpingClient(count), 420);
+        String java = rpingOverLoss(count, netem);
         assertEquals(count, lines(java, "ping data: rdma-ping-"), java);
         int server = peer.exitCode("server", Duration.ofSeconds(60));
         if (server == -1) {
@@ -92,6 +96,37 @@ class TwoHostFaultTest {
             assertEquals(0, server, peer.log("server"));
             assertEquals(count, lines(peer.log("server"), "server ping data: rdma-ping-"), peer.log("server"));
         }
+    }
+
+    /**
+     * A fresh C rping server and the Java client's output for {@code count} pings within 420 s. On iWARP, a connect
+     * over a lossy link can end in siw's MPA handshake timer: the passive side waits 5 s for the MPA request after
+     * accepting the TCP connection, then closes it, which the active side reports as REJECTED with ECONNRESET. Measured
+     * in the lab under 20% loss with C rping on both hosts: 5 of 320 connects, each with no transmission of the 24-byte
+     * request reaching the peer within the 5 s (its capture). That connect is the provider's, so it is tried again with
+     * a fresh server, at most twice, and reported; any other failure fails the test.
+     */
+    private String rpingOverLoss(int count, String netem) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            startRpingServer();
+            try {
+                return within(rpingClient(count), 420);
+            } catch (ExecutionException failed) {
+                if (attempt == 3 || !(failed.getCause() instanceof ConnectionException c) || !mpaTimeout(c)) {
+                    throw failed;
+                }
+                System.out.println(netem + " on " + device + ": connect " + attempt + " ended in siw's MPA timer ("
+                        + c.getMessage() + "); trying again with a fresh server");
+                peer.kill("server");
+                port++;
+            }
+        }
+    }
+
+    /** Whether {@code failed} is what an iWARP peer's MPA timer gives the active side: REJECTED with ECONNRESET. */
+    private boolean mpaTimeout(ConnectionException failed) {
+        return iwarp() && failed.event().filter(e -> e.type() == CmEventType.REJECTED && e.status() == -ECONNRESET)
+                .isPresent();
     }
 
     /**
