@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -30,8 +31,10 @@ import java.util.stream.Stream;
  *
  * <pre>
  * LabBench --results DIR [--rounds 3] [--devices rxe0=192.0.2.1,siw0=198.51.100.1] [--environment TEXT] [--quick]
- *          [--no-pin] [--only latency|bandwidth|registration]
+ *          [--no-pin] [--only latency|bandwidth|registration] [--case "read_bw 64"[,"send_bw 4096"...]]
  * </pre>
+ * {@code --case} keeps only the latency and bandwidth cases of those names (a command and a size, as in {@code raw/}),
+ * so that one row can be run in many rounds as the full run runs it.
  */
 public final class LabBench {
 
@@ -103,6 +106,8 @@ public final class LabBench {
     private final boolean pin;
     /** The parts to run: all, or the one named by {@code --only}. */
     private final Set<Part> parts;
+    /** The latency and bandwidth cases to run. */
+    private final List<Case> cases;
     private final Path cyclesLibrary;
     private final Path registrationProgram;
     private final List<Sample> samples = new ArrayList<>();
@@ -111,7 +116,7 @@ public final class LabBench {
     private int port = 19000;
 
     private LabBench(Path results, int rounds, Map<String, String> devices, String environment, boolean quick,
-                     boolean pin, Set<Part> parts) throws IOException, InterruptedException {
+                     boolean pin, Set<Part> parts, Set<String> only) throws IOException, InterruptedException {
         this.results = results;
         this.rounds = rounds;
         this.devices = devices;
@@ -119,6 +124,7 @@ public final class LabBench {
         this.quick = quick;
         this.pin = pin;
         this.parts = parts;
+        this.cases = cases(parts, quick, only);
         Path natives = results.resolve("native");
         this.cyclesLibrary = Cycles.build(natives);
         this.registrationProgram = natives.resolve("registration");
@@ -137,6 +143,7 @@ public final class LabBench {
         boolean quick = false;
         boolean pin = true;
         Set<Part> parts = EnumSet.allOf(Part.class);
+        Set<String> only = Set.of();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--results" -> results = Path.of(args[++i]);
@@ -145,6 +152,7 @@ public final class LabBench {
                 case "--quick" -> quick = true;
                 case "--no-pin" -> pin = false;
                 case "--only" -> parts = EnumSet.of(Part.named(args[++i]));
+                case "--case" -> only = Set.of(args[++i].split(","));
                 case "--devices" -> {
                     devices.clear();
                     for (String d : args[++i].split(",")) {
@@ -160,13 +168,16 @@ public final class LabBench {
         }
         String pinning = pin ? "; server on CPU 0, client on CPU 1 (taskset)" : "; not pinned";
         LabBench bench = new LabBench(results, rounds, devices, environment + pinning, quick, pin,
-                parts);
+                parts, only);
         bench.run();
         System.exit(bench.failures.isEmpty() ? 0 : 1);
     }
 
-    /** The cases: perftest's latency tests at 8 B, 64 B, 4 KiB; its bandwidth tests at 64 B to 1 MiB. */
-    List<Case> cases() {
+    /**
+     * The cases of {@code parts}, all of them or those named in {@code only} ({@code --case}; a name that is not a case
+     * of {@code parts} is an error): perftest's latency tests at 8 B, 64 B, 4 KiB; its bandwidth tests at 64 B to 1 MiB.
+     */
+    static List<Case> cases(Set<Part> parts, boolean quick, Set<String> only) {
         List<Case> cases = new ArrayList<>();
         if (parts.contains(Part.LATENCY)) {
             for (Test t : List.of(Test.SEND_LAT, Test.WRITE_LAT, Test.READ_LAT)) {
@@ -183,7 +194,13 @@ public final class LabBench {
                 }
             }
         }
-        return cases;
+        Set<String> unknown = new TreeSet<>(only);
+        cases.forEach(c -> unknown.remove(c.name()));
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("--case: no case " + unknown + " among "
+                    + cases.stream().map(Case::name).toList());
+        }
+        return only.isEmpty() ? cases : cases.stream().filter(c -> only.contains(c.name())).toList();
     }
 
     private void run() throws IOException, InterruptedException {
@@ -195,7 +212,7 @@ public final class LabBench {
                 if (parts.contains(Part.REGISTRATION)) {
                     registration(round, dev);
                 }
-                for (Case c : cases()) {
+                for (Case c : cases) {
                     for (String side : order) {
                         pair(round, dev, device.getValue(), c, side);
                     }

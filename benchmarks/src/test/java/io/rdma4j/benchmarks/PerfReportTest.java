@@ -10,8 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The lab benchmark's arithmetic and parsing, without a device: perftest's statistics, its output, the options. */
@@ -134,6 +136,19 @@ class PerfReportTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> LabBench.Part.named("LATENCY"));
         assertEquals("--only takes latency, bandwidth or registration, not LATENCY", e.getMessage());
+    }
+
+    @Test
+    void caseKeepsTheNamedCasesOfTheParts() {
+        Set<LabBench.Part> bandwidth = EnumSet.of(LabBench.Part.BANDWIDTH);
+        assertEquals(12, LabBench.cases(bandwidth, false, Set.of()).size());
+        assertEquals(List.of(new LabBench.Case(PerfOptions.Test.SEND_BW, 65536, 1000),
+                        new LabBench.Case(PerfOptions.Test.READ_BW, 64, 20_000)),
+                LabBench.cases(bandwidth, false, Set.of("read_bw 64", "send_bw 65536")));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> LabBench.cases(bandwidth, true, Set.of("read_bw 64", "send_lat 64")));
+        assertEquals("--case: no case [read_bw 64, send_lat 64] among [write_bw 4096, send_bw 4096, read_bw 4096]",
+                e.getMessage());
     }
 
     @Test
