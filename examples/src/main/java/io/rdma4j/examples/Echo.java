@@ -41,7 +41,7 @@ public final class Echo {
     static final int MESSAGE = 16;
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private static final long NUDGE_AFTER = Duration.ofSeconds(1).toNanos();
-    private static final long NUDGE_ID = 3;
+    static final long NUDGE_ID = 3;
 
     /** The options, with rdma_client's and rdma_server's defaults. */
     record Options(boolean server, InetAddress address, int port, int connections, byte[] message) {
@@ -157,10 +157,8 @@ public final class Echo {
         private final SendWorkRequests sends = new SendWorkRequests(1, 1);
         private final ReceiveWorkRequests receives = new ReceiveWorkRequests(1, 1);
         private final WorkCompletions completions = new WorkCompletions(2);
+        private final Progress progress = new Progress();
         private MemoryRegion memory;
-        /** Completions seen, and completions waited for: one poll may bring the send's and the receive's. */
-        private int done;
-        private int expected;
 
         ConnectionOptions options() {
             // rdma_client's and rdma_server's QP: one request each way, 16 bytes inline, every send signaled.
@@ -197,31 +195,20 @@ public final class Echo {
         }
 
         private void await(Connection c, boolean nudge) throws InterruptedException {
-            expected++;
+            progress.expectOneMore();
             long deadline = System.nanoTime() + TIMEOUT.toNanos();
-            int nudges = 0;
-            boolean nudging = false;
-            while (done < expected) {
+            while (progress.waiting()) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new IllegalStateException("no completion within " + TIMEOUT
-                            + (nudges > 0 ? " (" + nudges + " zero-length WRITEs sent to wake the server)" : ""));
+                    throw new IllegalStateException("no completion within " + TIMEOUT + progress.nudgesSaid());
                 }
                 int n = c.awaitCompletions(completions, Duration.ofNanos(nudge ? Math.min(left, NUDGE_AFTER) : left));
-                if (n == 0 && nudge && !nudging) {
+                if (n == 0 && nudge && progress.mayNudge()) {
                     c.nudgePeer(NUDGE_ID);
-                    nudging = true;
-                    nudges++;
+                    progress.nudged();
                 }
                 for (int i = 0; i < n; i++) {
-                    if (!completions.isSuccess(i)) {
-                        throw new IllegalStateException("completion " + completions.statusText(i));
-                    }
-                    if (completions.workRequestId(i) == NUDGE_ID) {
-                        nudging = false;
-                    } else {
-                        done++;
-                    }
+                    progress.take(completions.workRequestId(i), completions.isSuccess(i), completions.statusText(i));
                 }
             }
         }
@@ -231,6 +218,63 @@ public final class Echo {
             sends.close();
             receives.close();
             completions.close();
+        }
+    }
+
+    /**
+     * The bookkeeping of a side's waits, apart from the device: completions seen and waited for (one poll may bring the
+     * send's and the receive's), and the client's nudges. A nudge that fails does not fail the exchange by itself:
+     * {@code rdma_server} disconnects as soon as its answer is sent, so a nudge posted while that answer is on its way
+     * fails (siw: local QP operation error) though the answer arrives; the receive's own completion decides, and if it
+     * fails (flushed) its error names the nudge's.
+     */
+    static final class Progress {
+        private int done;
+        private int expected;
+        private int nudges;
+        private boolean nudging;
+        private String nudgeFailed;
+
+        void expectOneMore() {
+            expected++;
+        }
+
+        boolean waiting() {
+            return done < expected;
+        }
+
+        /** One nudge at a time, and none once one has failed (the connection is gone). */
+        boolean mayNudge() {
+            return !nudging && nudgeFailed == null;
+        }
+
+        void nudged() {
+            nudging = true;
+            nudges++;
+        }
+
+        /** Takes one completion. @throws IllegalStateException if a send or receive failed */
+        void take(long workRequestId, boolean success, String status) {
+            if (workRequestId == NUDGE_ID) {
+                nudging = false;
+                if (!success) {
+                    nudgeFailed = status;
+                }
+                return;
+            }
+            if (!success) {
+                throw new IllegalStateException("completion " + status + nudgesSaid());
+            }
+            done++;
+        }
+
+        /** What a failure's message adds about the nudges, if any were sent. */
+        String nudgesSaid() {
+            if (nudges == 0) {
+                return "";
+            }
+            return " (" + nudges + " zero-length WRITEs sent to wake the server"
+                    + (nudgeFailed == null ? "" : ", the last failed: " + nudgeFailed) + ")";
         }
     }
 
