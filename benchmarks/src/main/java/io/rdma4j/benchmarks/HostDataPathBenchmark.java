@@ -52,7 +52,7 @@ public class HostDataPathBenchmark {
     /** Work requests in the chained cases, as in stub-loops.c. */
     static final int CHAIN = 16;
     /** The created queue pairs' capabilities, as in stub-loops.c and Registration. */
-    private static final QueuePairCapabilities CAPABILITIES = new QueuePairCapabilities(16, 16, 1, 1, 0);
+    private static final QueuePairCapabilities CAPABILITIES = QueuePairCapabilities.defaults();
 
     /** Whether post and poll use {@code critical(false)} downcalls. */
     @Param({"false", "true"})

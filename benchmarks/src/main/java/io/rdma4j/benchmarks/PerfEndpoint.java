@@ -65,8 +65,9 @@ final class PerfEndpoint implements AutoCloseable {
     static PerfEndpoint open(PerfOptions options) throws InterruptedException {
         Setup setup = new Setup(options);
         // One send and one receive more than the test's: the hello; one receive more again: a passive server's goodbye.
-        QueuePairCapabilities caps = new QueuePairCapabilities(Math.max(options.txDepth(), options.cqModeration())
-                + 1, setup.receives + 2, 1, 1, options.inlineSize());
+        QueuePairCapabilities caps = QueuePairCapabilities.defaults()
+                .withSendQueue(Math.max(options.txDepth(), options.cqModeration()) + 1)
+                .withReceiveQueue(setup.receives + 2).withInlineData(options.inlineSize());
         ConnectionOptions connection = ConnectionOptions.builder().capabilities(caps)
                 .completionQueueSize(caps.maxSendWorkRequests() + caps.maxReceiveWorkRequests())
                 .readDepth(options.outstandingReads()).onQueuePair(setup::prepare).build();

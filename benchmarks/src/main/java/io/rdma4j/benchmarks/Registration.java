@@ -87,7 +87,7 @@ public final class Registration {
              CompletionQueue cq = context.createCompletionQueue(32);
              Arena arena = Arena.ofConfined()) {
             MemorySegment buffer = smallPages(SIZES[SIZES.length - 1], arena).fill((byte) 1);
-            QueuePairCapabilities caps = new QueuePairCapabilities(16, 16, 1, 1, 0);
+            QueuePairCapabilities caps = QueuePairCapabilities.defaults();
             Runnable queuePair = () -> pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq)
                     .capabilities(caps).create().close();
             Runnable first = registration(pd, buffer.asSlice(0, SIZES[0]));

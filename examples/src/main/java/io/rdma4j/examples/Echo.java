@@ -162,7 +162,8 @@ public final class Echo {
 
         ConnectionOptions options() {
             // rdma_client's and rdma_server's QP: one request each way, 16 bytes inline, every send signaled.
-            return ConnectionOptions.builder().capabilities(new QueuePairCapabilities(1, 1, 1, 1, MESSAGE))
+            return ConnectionOptions.builder().capabilities(QueuePairCapabilities.defaults().withSendQueue(1)
+                            .withReceiveQueue(1).withInlineData(MESSAGE))
                     .completionEvents(true).onQueuePair(this::prepare).build();
         }
 

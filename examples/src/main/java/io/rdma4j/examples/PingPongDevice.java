@@ -106,10 +106,11 @@ final class PingPongDevice implements AutoCloseable {
      * {@code global}, else by LID; {@code -l}'s service level, {@code -i}'s port.
      */
     AddressVector pathTo(boolean global, byte[] gid, int lid, int hopLimit) {
-        return global
-                ? new AddressVector(true, gid, options.gidIndex(), hopLimit, 0, 0, lid, options.serviceLevel(), 0, 0,
-                options.ibPort())
-                : new AddressVector(false, null, 0, 0, 0, 0, lid, options.serviceLevel(), 0, 0, options.ibPort());
+        AddressVector path = global
+                ? AddressVector.ofGid(gid, options.gidIndex(), options.ibPort()).withHopLimit(hopLimit)
+                        .withDestinationLid(lid)
+                : AddressVector.ofLid(lid, options.ibPort());
+        return path.withServiceLevel(options.serviceLevel());
     }
 
     /** With {@code -e}: arms the CQ, as the C tools do before the exchange. */

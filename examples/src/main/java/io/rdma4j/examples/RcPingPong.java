@@ -53,7 +53,8 @@ public final class RcPingPong {
             MemoryRegion buffer = pd.allocateMemory(options.size(), Set.of(Access.LOCAL_WRITE));
             buffer.segment().fill((byte) 0x7b);
             QueuePair qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq)
-                    .capabilities(new QueuePairCapabilities(1, options.rxDepth(), 1, 1, 0)).create();
+                    .capabilities(QueuePairCapabilities.defaults().withSendQueue(1).withReceiveQueue(options.rxDepth()))
+                    .create();
             qp.initialize(options.ibPort(), Set.of());
             receive.clear().add(PingPongLoop.RECEIVE_ID).scatter(buffer, 0, options.size());
             for (int i = 0; i < options.rxDepth(); i++) {

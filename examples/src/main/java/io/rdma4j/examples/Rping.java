@@ -165,7 +165,7 @@ public final class Rping {
      * library's 6 a C server under 20% loss ran out of retries (RETRY_EXCEEDED) where C against C retries on.
      */
     static ConnectionOptions.Builder connectionSetup() {
-        return ConnectionOptions.builder().capabilities(new QueuePairCapabilities(16, 2, 1, 1, 0))
+        return ConnectionOptions.builder().capabilities(QueuePairCapabilities.defaults().withReceiveQueue(2))
                 .completionQueueSize(32).retries(7, 7).completionEvents(true);
     }
 

@@ -63,7 +63,8 @@ public final class SrqPingPong {
             List<PingPongWire.Destination> mine = new ArrayList<>();
             for (int i = 0; i < pairs; i++) {
                 QueuePair qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(device.completionQueue())
-                        .sharedReceiveQueue(srq).capabilities(new QueuePairCapabilities(1, 0, 1, 0, 0)).create();
+                        .sharedReceiveQueue(srq).capabilities(QueuePairCapabilities.defaults().withSendQueue(1)
+                                .withReceiveQueue(0).withReceiveScatterGather(0)).create();
                 qp.initialize(options.ibPort(), Set.of());
                 qps.add(qp);
                 indexByNumber.put(qp.number(), i);

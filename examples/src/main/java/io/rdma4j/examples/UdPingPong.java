@@ -62,7 +62,8 @@ public final class UdPingPong {
             MemoryRegion buffer = pd.allocateMemory(options.size() + GRH, Set.of(Access.LOCAL_WRITE));
             buffer.segment().fill((byte) 0x7b);
             QueuePair qp = pd.queuePair(QueuePairType.UNRELIABLE_DATAGRAM).completionQueue(device.completionQueue())
-                    .capabilities(new QueuePairCapabilities(1, options.rxDepth(), 1, 1, 0)).create();
+                    .capabilities(QueuePairCapabilities.defaults().withSendQueue(1).withReceiveQueue(options.rxDepth()))
+                    .create();
             qp.initialize(options.ibPort(), QKEY);
             receive.clear().add(PingPongLoop.RECEIVE_ID).scatter(buffer, 0, options.size() + GRH);
             for (int i = 0; i < options.rxDepth(); i++) {

@@ -174,7 +174,7 @@ public final class WriteBw {
     /** The client: WRITEs with {@code -t} in flight, progress every second, then the totals. */
     private long write() throws InterruptedException {
         ConnectionOptions setup = ConnectionOptions.builder()
-                .capabilities(new QueuePairCapabilities(options.depth() + 1, 1, 1, 1, 0))
+                .capabilities(QueuePairCapabilities.defaults().withSendQueue(options.depth() + 1).withReceiveQueue(1))
                 .completionQueueSize(options.depth() + 1).build();
         try (Connection connection = Connector.connect(new InetSocketAddress(options.address(), options.port()),
                 setup, Duration.ofSeconds(30));

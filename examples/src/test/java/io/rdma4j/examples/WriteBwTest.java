@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.cm.CmEventType;
 import io.rdma4j.cm.ConnectionException;
-import io.rdma4j.verbs.RdmaException;
+import io.rdma4j.verbs.VerbException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -69,6 +69,6 @@ class WriteBwTest {
                 "-c", "-a", address, "-p", port, "-n", "1"), new PrintStream(new ByteArrayOutputStream(), true,
                 StandardCharsets.UTF_8)).run());
         assertTrue(e.eventType().filter(Set.of(CmEventType.REJECTED, CmEventType.UNREACHABLE)::contains).isPresent()
-                || e.getCause() instanceof RdmaException r && r.errno() == ECONNREFUSED, e.getMessage());
+                || e.getCause() instanceof VerbException r && r.errno() == ECONNREFUSED, e.getMessage());
     }
 }

@@ -42,7 +42,7 @@ public final class Acceptor implements AutoCloseable {
     /**
      * Binds to {@code local} (port 0 picks one) and listens ({@code rdma_bind_addr}, {@code rdma_listen}).
      *
-     * @throws io.rdma4j.verbs.RdmaException if binding or listening fails (EADDRINUSE, EADDRNOTAVAIL: no RDMA
+     * @throws io.rdma4j.verbs.VerbException if binding or listening fails (EADDRINUSE, EADDRNOTAVAIL: no RDMA
      *                                        device has that address)
      */
     public static Acceptor listen(InetSocketAddress local, int backlog) {
@@ -79,7 +79,8 @@ public final class Acceptor implements AutoCloseable {
      * options' {@linkplain ConnectionOptions#establishTimeout() establish timeout}) until it is established.
      *
      * @return the connection, or empty if no request came within {@code timeout}
-     * @throws ConnectionException  if the request's connection failed to establish (it is closed; keep accepting)
+     * @throws ConnectionException  if the request's connection failed to establish, or its transport cannot carry
+     *                              the options' private data (it is rejected and closed; keep accepting)
      * @throws InterruptedException if the thread is interrupted while waiting
      * @throws IllegalStateException if the acceptor is closed
      */
@@ -104,12 +105,21 @@ public final class Acceptor implements AutoCloseable {
     private Connection establish(CmEvent request, ConnectionOptions options) throws InterruptedException {
         CmId id = request.id();
         String step = "accept from " + id.peerAddress();
-        try (Connection.Builder parts = new Connection.Builder(options, EventChannel.create())) {
+        try (Connection.Builder parts = new Connection.Builder(options, EventChannel.create(),
+                options.establishTimeout(), "establish timeout")) {
             id.migrate(parts.channel);
             parts.id = id;
-            parts.createQueuePair();
-            parts.step(step, () -> id.accept(options.parameters()));
-            CmEvent established = parts.await(CmEventType.ESTABLISHED, step, options.establishTimeout());
+            parts.createQueuePair(step);
+            Connection.Builder.Wait wait = parts.budget(step, CmEventType.ESTABLISHED, null, null);
+            parts.step(step, () -> {
+                try {
+                    id.accept(options.parameters());
+                } catch (IllegalArgumentException notForThisTransport) {
+                    // The limit depends on the request's transport: this request fails, the acceptor goes on.
+                    throw ConnectionException.failed(step, notForThisTransport);
+                }
+            });
+            CmEvent established = parts.await(CmEventType.ESTABLISHED, step, wait);
             // The application reads what the peer sent with its request, not the (empty) data of ESTABLISHED.
             return parts.build(new CmEvent(established.type(), established.rawType(), established.status(), id, null,
                     request.privateData(), request.peerParameters().orElse(null), null));

@@ -30,10 +30,12 @@ import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairAttributes;
 import io.rdma4j.verbs.QueuePairState;
-import io.rdma4j.verbs.RdmaException;
+import io.rdma4j.verbs.VerbException;
 import io.rdma4j.verbs.Transport;
 import io.rdma4j.verbs.internal.FieldRange;
+import io.rdma4j.verbs.NativeObject;
 import io.rdma4j.verbs.internal.NativeResource;
+import io.rdma4j.verbs.internal.Rank;
 import io.rdma4j.verbs.internal.QueuePairFactory;
 import io.rdma4j.verbs.internal.VerbsInternals;
 import java.lang.foreign.Arena;
@@ -61,13 +63,13 @@ import java.util.Set;
  * <p>States: rdma4j tracks the id's {@link CmIdState} and refuses a call that the state does not allow with
  * {@link IllegalStateException}, before librdmacm runs.
  *
- * <p>Lifetime: the verbs objects' rules. An id belongs to its channel, which keeps it reachable while open and closes
- * it at the latest; closing the id first destroys its own queue pair; close is idempotent, thread-safe and refused
- * while a call on the id runs; an id dropped without being closed is closed by a Cleaner, with a warning, once its
- * channel is unreachable too. Thread-safety: every method may be called from any thread; calls on one id are
- * serialized.
+ * <p>Lifetime: {@link NativeObject}'s rules. An id keeps its channel alive and closes before it; closing the id first
+ * destroys its own queue pair; close ({@code rdma_destroy_id}) is idempotent, thread-safe and refused while a call on
+ * the id runs, and a failed destroy leaves the id closed to Java and abandoned; an id dropped without being closed
+ * (a connect request neither accepted nor rejected, say) is closed by a Cleaner, with a warning, while its channel
+ * lives on. Thread-safety: every method may be called from any thread; calls on one id are serialized.
  */
-public final class CmId implements AutoCloseable {
+public final class CmId extends NativeObject {
 
     /** Private data that fits through librdmacm per transport and message (the limits of the wire protocols). */
     private static final int IB_CONNECT_PRIVATE_DATA = 56;
@@ -94,12 +96,12 @@ public final class CmId implements AutoCloseable {
         this.channel = channel;
         this.portSpace = portSpace;
         this.state = state;
-        this.resource = new NativeResource(channel.resource(), id, rdma_cm_id.layout().byteSize(),
-                EventChannel.ID_RANK, "CmId", "rdma_destroy_id", pointer -> {
-                    MemorySegment errno = Errno.state();
-                    return ExportedConnectionManager.rdma_destroy_id(errno, pointer) == 0 ? 0 : Errno.get(errno);
-                });
-        resource.cleanedBy(VerbsInternals.access().cleaner(), this);
+        super(channel, id, rdma_cm_id.layout().byteSize(), Rank.CM_ID, "rdma_destroy_id", pointer -> {
+            MemorySegment errno = Errno.state();
+            return ExportedConnectionManager.rdma_destroy_id(errno, pointer) == 0 ? 0 : Errno.get(errno);
+        });
+        this.resource = nativeResource();
+        findable(); // its channel's events name it by address
     }
 
     /** Where the id stands; {@link CmIdState#CLOSED} once it (or its channel) is closed. */
@@ -292,7 +294,7 @@ public final class CmId implements AutoCloseable {
      * RTS once the peer's parameters are known (a connect request, or CONNECT_RESPONSE). Pass them to
      * {@link QueuePair#modify}, adding or changing what the application wants.
      *
-     * @throws RdmaException if librdmacm cannot give them in this state (EINVAL)
+     * @throws VerbException if librdmacm cannot give them in this state (EINVAL)
      */
     public synchronized QueuePairAttributes initQueuePairAttributes(QueuePairState target) {
         Objects.requireNonNull(target, "target");
@@ -317,7 +319,7 @@ public final class CmId implements AutoCloseable {
      *                must be on this id's {@link #context()}
      * @throws IllegalStateException    if the id has no device yet, or has a queue pair already
      * @throws IllegalArgumentException if the protection domain belongs to another context
-     * @throws RdmaException            if the verb fails
+     * @throws VerbException            if the verb fails
      */
     public synchronized QueuePair createQueuePair(QueuePair.Builder builder) {
         require("createQueuePair", ADDRESS_RESOLVED, RESOLVING_ROUTE, ROUTE_RESOLVED, CONNECT_REQUEST, BOUND);
@@ -437,7 +439,7 @@ public final class CmId implements AutoCloseable {
         if (from == to) {
             return;
         }
-        NativeResource target = to.resource();
+        NativeResource target = VerbsInternals.access().resource(to);
         MemorySegment toChannel = target.pinned();
         try {
             verb("rdma_migrate_id", null,
@@ -445,8 +447,7 @@ public final class CmId implements AutoCloseable {
         } finally {
             target.unpin();
         }
-        resource.moveTo(to.resource());
-        to.migrated(this, from);
+        resource.moveTo(target);
         channel = to;
     }
 
@@ -475,20 +476,8 @@ public final class CmId implements AutoCloseable {
         }
     }
 
-    /**
-     * Destroys the id's own queue pair, then the id ({@code rdma_destroy_id}). Idempotent and thread-safe.
-     *
-     * @throws IllegalStateException if a call on the id is running on another thread right now
-     * @throws RdmaException         if {@code rdma_destroy_id} fails; the id then stays open
-     */
     @Override
-    public void close() {
-        resource.close(this::toString);
-        channel.unregister(resource.address());
-    }
-
-    @Override
-    public String toString() {
+    protected String describe() {
         return "CmId@0x" + Long.toHexString(resource.address()) + "(" + portSpace + ", " + state() + ")";
     }
 
@@ -560,12 +549,12 @@ public final class CmId implements AutoCloseable {
     /**
      * Runs {@code verb} on the id, pinned (a close on another thread refuses meanwhile).
      *
-     * @throws RdmaException naming {@code name}, the errno and {@code detail}, if it fails
+     * @throws VerbException naming {@code name}, the errno and {@code detail}, if it fails
      */
     private void verb(String name, String detail, IdCall verb) {
         MemorySegment errno = Errno.state();
         if (resource.withPinned(id -> verb.call(errno, id)) != 0) {
-            throw RdmaException.of(name, Errno.get(errno), detail);
+            throw VerbException.of(name, Errno.get(errno), detail);
         }
     }
 

@@ -3,6 +3,7 @@ package io.rdma4j.cm;
 import io.rdma4j.verbs.CompletionChannel;
 import io.rdma4j.verbs.CompletionQueue;
 import io.rdma4j.verbs.Context;
+import io.rdma4j.verbs.NativeObject;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairType;
@@ -40,11 +41,16 @@ public final class Connection implements AutoCloseable {
     private final CmEvent established;
     private final Duration disconnectTimeout;
     private volatile boolean peerDisconnected;
+    /** The two ends, read once established: what a connection was stays readable after it ends. */
+    private final InetSocketAddress localAddress;
+    private final InetSocketAddress peerAddress;
 
     private Connection(Builder parts, CmEvent established) {
         this.parts = parts;
         this.channel = parts.channel;
         this.id = parts.id;
+        this.localAddress = parts.id.localAddress();
+        this.peerAddress = parts.id.peerAddress();
         this.queuePair = parts.queuePair;
         this.completionQueue = parts.completionQueue;
         this.protectionDomain = parts.protectionDomain;
@@ -108,7 +114,7 @@ public final class Connection implements AutoCloseable {
      * about 1 of 150 exchanges nudged every 10 ms): take its failure as the connection's end, not as a lost answer,
      * and let the receive's own completion decide. Thread-safety: that of {@link QueuePair#postSend}.
      *
-     * @throws io.rdma4j.verbs.RdmaException if {@code ibv_post_send} fails (e.g. the send queue is full)
+     * @throws io.rdma4j.verbs.VerbException if {@code ibv_post_send} fails (e.g. the send queue is full)
      * @throws IllegalStateException         if the connection is closed
      */
     public void nudgePeer(long workRequestId) {
@@ -139,12 +145,12 @@ public final class Connection implements AutoCloseable {
 
     /** The local address. */
     public InetSocketAddress localAddress() {
-        return id.localAddress();
+        return localAddress;
     }
 
     /** The peer's address. */
     public InetSocketAddress peerAddress() {
-        return id.peerAddress();
+        return peerAddress;
     }
 
     /**
@@ -192,8 +198,9 @@ public final class Connection implements AutoCloseable {
      */
     private void refuseWhileInUse() {
         VerbsInternals.Access verbs = VerbsInternals.access();
-        List<Object> closing = parts.ownsCompletionQueue ? List.of(queuePair, parts.completionQueue) : List.of(queuePair);
-        for (Object object : closing) {
+        List<NativeObject> closing = parts.ownsCompletionQueue ? List.of(queuePair, parts.completionQueue)
+                : List.of(queuePair);
+        for (NativeObject object : closing) {
             if (verbs.resource(object).isPinned()) {
                 throw new IllegalStateException(this + " cannot close while " + object + " is in use: close its"
                         + " confined posters and pollers first (or let the call on another thread return)");
@@ -232,17 +239,56 @@ public final class Connection implements AutoCloseable {
         boolean ownsProtectionDomain;
         boolean ownsCompletionQueue;
         private boolean built;
+        /** The caller's bound on the whole setup, its name in messages, and when it runs out. */
+        private final Duration timeout;
+        private final String timeoutName;
+        private final long deadline;
 
-        Builder(ConnectionOptions options, EventChannel channel) {
+        /**
+         * Starts the clock of {@code timeout} (called {@code timeoutName} in messages) now: after the channel was
+         * created, so that loading librdmacm on first use does not count against the caller's steps.
+         */
+        Builder(ConnectionOptions options, EventChannel channel, Duration timeout, String timeoutName) {
             this.options = options;
             this.channel = channel;
+            this.timeout = timeout;
+            this.timeoutName = timeoutName;
+            this.deadline = System.nanoTime() + timeout.toNanos();
+        }
+
+        /** How long a step may wait, and what bound that is, for the message if it runs out. */
+        record Wait(Duration duration, String bound) {
+            /** The duration for a C call that takes whole milliseconds, where 0 would mean its default. */
+            Duration atLeastAMillisecond() {
+                return duration.toMillis() == 0 ? Duration.ofMillis(1) : duration;
+            }
+        }
+
+        /**
+         * What {@code step} may wait: its own {@code limit} (called {@code limitName}; null for none), or what is left
+         * of the caller's timeout if that is less.
+         *
+         * @throws ConnectionException if nothing is left of the caller's timeout
+         */
+        Wait budget(String step, CmEventType awaited, Duration limit, String limitName) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw ConnectionException.timedOut(step, awaited, ": the " + timeoutName + " of " + timeout
+                        + " ran out before this step");
+            }
+            if (limit != null && limit.toNanos() <= left) {
+                return new Wait(limit, "the " + limitName + " of " + limit);
+            }
+            return new Wait(Duration.ofNanos(left), "the " + timeoutName + " of " + timeout + " (this step had "
+                    + Duration.ofNanos(left).toMillis() + " ms of it left)");
         }
 
         /**
          * Sets the options' ACK timeout on the id, and creates the protection domain, completion queue and the
-         * id's own queue pair on the id's context.
+         * id's own queue pair on the id's context; a failed verb is a {@link ConnectionException} for {@code step}
+         * that names the option which set what the device refused.
          */
-        void createQueuePair() {
+        void createQueuePair(String step) {
             id.setAckTimeout(options.ackTimeout());
             Context context = id.context();
             protectionDomain = options.protectionDomain();
@@ -253,11 +299,15 @@ public final class Connection implements AutoCloseable {
             completionQueue = options.completionQueue();
             if (completionQueue == null) {
                 completionChannel = options.completionEvents() ? context.createCompletionChannel() : null;
-                completionQueue = context.createCompletionQueue(options.completionQueueSize(), completionChannel, 0);
+                step(step + ": create its completion queue of " + options.completionQueueSize() + " entries"
+                        + " (ConnectionOptions.completionQueueSize; by default the capabilities' send and receive"
+                        + " depths together)", () -> completionQueue = context.createCompletionQueue(
+                        options.completionQueueSize(), completionChannel, 0));
                 ownsCompletionQueue = true;
             }
-            queuePair = id.createQueuePair(protectionDomain.queuePair(QueuePairType.RELIABLE_CONNECTED)
-                    .completionQueue(completionQueue).capabilities(options.capabilities()));
+            step(step + ": create its queue pair with " + options.capabilities() + " (ConnectionOptions.capabilities)",
+                    () -> queuePair = id.createQueuePair(protectionDomain.queuePair(QueuePairType.RELIABLE_CONNECTED)
+                            .completionQueue(completionQueue).capabilities(options.capabilities())));
             options.onQueuePair().accept(queuePair);
         }
 
@@ -265,19 +315,22 @@ public final class Connection implements AutoCloseable {
         void step(String step, Runnable call) {
             try {
                 call.run();
-            } catch (io.rdma4j.verbs.RdmaException e) {
+            } catch (io.rdma4j.verbs.VerbException e) {
                 throw ConnectionException.failed(step, e);
             }
         }
 
-        /** Waits on the channel for {@code awaited}; a failure event or the timeout ends in {@link ConnectionException}. */
-        CmEvent await(CmEventType awaited, String step, Duration timeout) throws InterruptedException {
-            long deadline = System.nanoTime() + timeout.toNanos();
+        /**
+         * Waits on the channel for {@code awaited} as long as {@code wait} allows; a failure event or the end of the
+         * wait ends in {@link ConnectionException}.
+         */
+        CmEvent await(CmEventType awaited, String step, Wait wait) throws InterruptedException {
+            long until = System.nanoTime() + wait.duration().toNanos();
             while (true) {
-                long left = deadline - System.nanoTime();
+                long left = until - System.nanoTime();
                 Optional<CmEvent> event = left <= 0 ? Optional.empty() : channel.next(Duration.ofNanos(left));
                 if (event.isEmpty()) {
-                    throw ConnectionException.timedOut(step, awaited, timeout);
+                    throw ConnectionException.timedOut(step, awaited, " within " + wait.bound());
                 }
                 CmEvent e = event.get();
                 if (e.id() == id && e.type() == awaited) {
@@ -308,9 +361,10 @@ public final class Connection implements AutoCloseable {
     private static void closeVerbs(Builder parts) {
         if (parts.ownsCompletionQueue) {
             parts.completionQueue.close();
-            if (parts.completionChannel != null) {
-                parts.completionChannel.close();
-            }
+        }
+        // Made only with a queue of the connection's own, and closed even when that queue could not be created.
+        if (parts.completionChannel != null) {
+            parts.completionChannel.close();
         }
         if (parts.ownsProtectionDomain) {
             parts.protectionDomain.close();

@@ -14,60 +14,53 @@ import java.util.function.Consumer;
 /**
  * How {@link Connector} and {@link Acceptor} set up a connection: queue sizes, private data, RDMA READ depth,
  * retries, timeouts of the resolution steps, and whether connections share a protection domain or completion
- * queue. Immutable and thread-safe; build one with {@link #builder()}.
- *
- * @param capabilities        the queue pair's sizes (default 16/16 requests, 1/1 SGE, no inline data)
- * @param completionQueueSize the completion queue's entries when the connection makes its own (default: both
- *                            queues' depths)
- * @param privateData         sent with the connect request or the accept (limits: {@link CmId#connect},
- *                            {@link CmId#accept})
- * @param readDepth           RDMA READs/atomics in flight each way (responder resources and initiator depth)
- * @param retryCount          transport retries, 0..7 (default 6: see {@link ConnectionParameters#defaults()})
- * @param rnrRetryCount       receiver-not-ready retries, 0..7 (default 7: forever)
- * @param ackTimeout          the queue pair's local ACK timeout code, 0..31: 4.096 µs × 2^code (default 17, about
- *                            0.54 s: with 6 retries a vanished peer is reported within about 4 s, while a peer
- *                            stalled for a moment is not; {@link CmId#setAckTimeout}). InfiniBand/RoCE only
- * @param protectionDomain    a protection domain on the id's context to share, or {@code null} for one per
- *                            connection
- * @param completionQueue     a completion queue on the id's context to share, or {@code null} for one per
- *                            connection
- * @param source              the local address to connect from, or {@code null} for any
- * @param resolveTimeout      for address and route resolution each (default 2 s)
- * @param establishTimeout    how long {@link Acceptor#accept} waits, after accepting a request, for the connection
- *                            to be established: the client's RTU on InfiniBand/RoCE, MPA's exchange on iWARP
- *                            (default 10 s)
- * @param disconnectTimeout   how long {@link Connection#close()} waits for the peer's DISCONNECTED (default 1 s)
- * @param completionEvents    whether the connection's own completion queue gets a completion channel, so that
- *                            {@link Connection#awaitCompletions} waits without spinning (default false: poll)
- * @param onQueuePair         called with the new queue pair before the connect request or the accept is sent:
- *                            post the first receives here. iWARP ends a connection whose peer sends before a
- *                            receive is posted (InfiniBand/RoCE retry), so a peer that sends at once needs this
+ * queue. Build one with {@link #builder()} (every option has a default), or change one with {@link #toBuilder()}.
+ * Each value is checked when built, in a message that names the option. Immutable and thread-safe.
  */
-public record ConnectionOptions(QueuePairCapabilities capabilities, int completionQueueSize, byte[] privateData,
-                                int readDepth, int retryCount, int rnrRetryCount, int ackTimeout,
-                                ProtectionDomain protectionDomain,
-                                CompletionQueue completionQueue, InetSocketAddress source, Duration resolveTimeout,
-                                Duration establishTimeout, Duration disconnectTimeout, boolean completionEvents,
-                                Consumer<QueuePair> onQueuePair) {
+public final class ConnectionOptions {
 
-    /** Checks the values. */
-    public ConnectionOptions {
-        Objects.requireNonNull(capabilities, "capabilities");
-        Objects.requireNonNull(resolveTimeout, "resolveTimeout");
-        Objects.requireNonNull(establishTimeout, "establishTimeout");
-        Objects.requireNonNull(disconnectTimeout, "disconnectTimeout");
-        Objects.requireNonNull(onQueuePair, "onQueuePair");
+    private final QueuePairCapabilities capabilities;
+    private final int completionQueueSize;
+    private final byte[] privateData;
+    private final int readDepth;
+    private final int retryCount;
+    private final int rnrRetryCount;
+    private final int ackTimeout;
+    private final ProtectionDomain protectionDomain;
+    private final CompletionQueue completionQueue;
+    private final InetSocketAddress source;
+    private final Duration resolveTimeout;
+    private final Duration establishTimeout;
+    private final Duration disconnectTimeout;
+    private final boolean completionEvents;
+    private final Consumer<QueuePair> onQueuePair;
+
+    /** Checks the builder's values, each named as the builder's method is. */
+    private ConnectionOptions(Builder b) {
+        this.capabilities = Objects.requireNonNull(b.capabilities, "capabilities");
+        this.completionQueueSize = b.completionQueueSize > 0 ? b.completionQueueSize
+                : b.capabilities.maxSendWorkRequests() + b.capabilities.maxReceiveWorkRequests();
+        if (b.completionQueueSize < 0 || completionQueueSize < 1) {
+            throw new IllegalArgumentException("completionQueueSize must be at least 1, not " + b.completionQueueSize);
+        }
+        this.privateData = b.privateData.clone();
+        this.readDepth = FieldRange.unsigned8("readDepth", b.readDepth);
+        this.retryCount = FieldRange.check("retryCount", b.retryCount, 0, 7);
+        this.rnrRetryCount = FieldRange.check("rnrRetryCount", b.rnrRetryCount, 0, 7);
+        this.ackTimeout = FieldRange.check("ackTimeout", b.ackTimeout, 0, 31);
+        this.protectionDomain = b.protectionDomain;
+        this.completionQueue = b.completionQueue;
+        this.source = b.source;
+        this.resolveTimeout = Objects.requireNonNull(b.resolveTimeout, "resolveTimeout");
+        this.establishTimeout = Objects.requireNonNull(b.establishTimeout, "establishTimeout");
+        this.disconnectTimeout = Objects.requireNonNull(b.disconnectTimeout, "disconnectTimeout");
+        this.completionEvents = b.completionEvents;
+        this.onQueuePair = Objects.requireNonNull(b.onQueuePair, "onQueuePair");
         if (completionEvents && completionQueue != null) {
             throw new IllegalArgumentException("completionEvents is for the connection's own completion queue; the"
                     + " shared one given has its own channel or none");
         }
-        if (completionQueueSize < 1) {
-            throw new IllegalArgumentException("completionQueueSize must be at least 1, not " + completionQueueSize);
-        }
-        // The connection parameters check the rest, with their field names.
-        FieldRange.check("ackTimeout", ackTimeout, 0, 31);
-        privateData = privateData.clone();
-        parameters(privateData, readDepth, retryCount, rnrRetryCount);
+        parameters(); // the private data's limit, with its name
     }
 
     /** The defaults. */
@@ -80,27 +73,128 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
         return new Builder();
     }
 
-    /** A copy of the private data. */
-    @Override
+    /** A builder with these options, to change some of them. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.capabilities = capabilities;
+        b.completionQueueSize = completionQueueSize;
+        b.privateData = privateData;
+        b.readDepth = readDepth;
+        b.retryCount = retryCount;
+        b.rnrRetryCount = rnrRetryCount;
+        b.ackTimeout = ackTimeout;
+        b.protectionDomain = protectionDomain;
+        b.completionQueue = completionQueue;
+        b.source = source;
+        b.resolveTimeout = resolveTimeout;
+        b.establishTimeout = establishTimeout;
+        b.disconnectTimeout = disconnectTimeout;
+        b.completionEvents = completionEvents;
+        b.onQueuePair = onQueuePair;
+        return b;
+    }
+
+    /** The queue pair's sizes (default 16/16 requests, 1/1 SGE, no inline data). */
+    public QueuePairCapabilities capabilities() {
+        return capabilities;
+    }
+
+    /** The completion queue's entries when the connection makes its own (default: both queues' depths). */
+    public int completionQueueSize() {
+        return completionQueueSize;
+    }
+
+    /**
+     * A copy of the private data: sent with the connect request or the accept (limits: {@link CmId#connect},
+     * {@link CmId#accept}).
+     */
     public byte[] privateData() {
         return privateData.clone();
     }
 
-    /** What connect or accept announces. */
-    ConnectionParameters parameters() {
-        return parameters(privateData, readDepth, retryCount, rnrRetryCount);
+    /** RDMA READs/atomics in flight each way (responder resources and initiator depth). */
+    public int readDepth() {
+        return readDepth;
     }
 
-    /** The parameters of these values (the compact constructor checks with it before the fields exist). */
-    private static ConnectionParameters parameters(byte[] privateData, int readDepth, int retryCount,
-                                                   int rnrRetryCount) {
+    /** Transport retries, 0..7 (default 6: see {@link ConnectionParameters#defaults()}). */
+    public int retryCount() {
+        return retryCount;
+    }
+
+    /** Receiver-not-ready retries, 0..7 (default 7: forever). */
+    public int rnrRetryCount() {
+        return rnrRetryCount;
+    }
+
+    /**
+     * The queue pair's local ACK timeout code, 0..31: 4.096 µs × 2^code (default 17, about 0.54 s: with 6 retries
+     * a vanished peer is reported within about 4 s, while a peer stalled for a moment is not; {@link
+     * CmId#setAckTimeout}). InfiniBand/RoCE only.
+     */
+    public int ackTimeout() {
+        return ackTimeout;
+    }
+
+    /** A protection domain on the id's context to share, or {@code null} for one per connection. */
+    public ProtectionDomain protectionDomain() {
+        return protectionDomain;
+    }
+
+    /** A completion queue on the id's context to share, or {@code null} for one per connection. */
+    public CompletionQueue completionQueue() {
+        return completionQueue;
+    }
+
+    /** The local address to connect from, or {@code null} for any. */
+    public InetSocketAddress source() {
+        return source;
+    }
+
+    /** How long address resolution and route resolution may take, each (default 2 s). */
+    public Duration resolveTimeout() {
+        return resolveTimeout;
+    }
+
+    /**
+     * How long {@link Acceptor#accept} waits, after accepting a request, for the connection to be established: the
+     * client's RTU on InfiniBand/RoCE, MPA's exchange on iWARP (default 10 s).
+     */
+    public Duration establishTimeout() {
+        return establishTimeout;
+    }
+
+    /** How long {@link Connection#close()} waits for the peer's DISCONNECTED (default 1 s). */
+    public Duration disconnectTimeout() {
+        return disconnectTimeout;
+    }
+
+    /**
+     * Whether the connection's own completion queue gets a completion channel, so that {@link
+     * Connection#awaitCompletions} waits without spinning (default false: poll).
+     */
+    public boolean completionEvents() {
+        return completionEvents;
+    }
+
+    /**
+     * Called with the new queue pair before the connect request or the accept is sent: post the first receives
+     * here. iWARP ends a connection whose peer sends before a receive is posted (InfiniBand/RoCE retry), so a peer
+     * that sends at once needs this.
+     */
+    public Consumer<QueuePair> onQueuePair() {
+        return onQueuePair;
+    }
+
+    /** What connect or accept announces. */
+    ConnectionParameters parameters() {
         return ConnectionParameters.defaults().withPrivateData(privateData).withReadDepth(readDepth, readDepth)
                 .withRetries(retryCount, rnrRetryCount);
     }
 
     /** Builds {@link ConnectionOptions}. Not thread-safe. */
     public static final class Builder {
-        private QueuePairCapabilities capabilities = new QueuePairCapabilities(16, 16, 1, 1, 0);
+        private QueuePairCapabilities capabilities = QueuePairCapabilities.defaults();
         private int completionQueueSize;
         private byte[] privateData = new byte[0];
         private int readDepth = 1;
@@ -209,13 +303,13 @@ public record ConnectionOptions(QueuePairCapabilities capabilities, int completi
             return this;
         }
 
-        /** The options. */
+        /**
+         * The options.
+         *
+         * @throws IllegalArgumentException naming the option whose value is out of its range
+         */
         public ConnectionOptions build() {
-            int cq = completionQueueSize > 0 ? completionQueueSize
-                    : capabilities.maxSendWorkRequests() + capabilities.maxReceiveWorkRequests();
-            return new ConnectionOptions(capabilities, cq, privateData, readDepth, retryCount, rnrRetryCount,
-                    ackTimeout, protectionDomain, completionQueue, source, resolveTimeout, establishTimeout, disconnectTimeout,
-                    completionEvents, onQueuePair);
+            return new ConnectionOptions(this);
         }
     }
 }

@@ -10,39 +10,78 @@ import java.util.Arrays;
 
 /**
  * What {@link CmId#connect} and {@link CmId#accept} announce, and what a connection event reports of the peer
- * ({@code struct rdma_conn_param}). Every value is range-checked here, with the field's name, so nothing is narrowed
- * on its way to C. Immutable and thread-safe.
- *
- * @param queuePairNumber    the local QP's number (24 bits); ignored when the id has a queue pair of its own
- *                           ({@link CmId#createQueuePair}), whose number librdmacm sends. iWARP does not carry it:
- *                           a peer's is 0 there
- * @param responderResources incoming RDMA READs/atomics this side accepts at once (0..255)
- * @param initiatorDepth     outgoing RDMA READs/atomics this side issues at once (0..255)
- * @param retryCount         transport retries (0..7) before a send fails with RETRY_EXCEEDED
- * @param rnrRetryCount      receiver-not-ready retries (0..7, 7 = forever)
- * @param flowControl        whether the local QP's receive queue generates end-to-end flow-control credits
- * @param sharedReceiveQueue whether the local QP takes its receives from a shared receive queue
- * @param privateData        bytes for the peer (see {@link CmId#connect} for the limits per transport)
+ * ({@code struct rdma_conn_param}). Start from {@link #defaults()} and change what differs with the {@code with}
+ * methods. Every value is range-checked, with the field's name, so nothing is narrowed on its way to C. Immutable
+ * and thread-safe.
  */
-public record ConnectionParameters(int queuePairNumber, int responderResources, int initiatorDepth, int retryCount,
-                                   int rnrRetryCount, boolean flowControl, boolean sharedReceiveQueue,
-                                   byte[] privateData) {
+public final class ConnectionParameters {
 
     /** The most private data librdmacm's API can carry at all ({@code private_data_len} is a {@code uint8_t}). */
     public static final int MAX_PRIVATE_DATA = 255;
 
-    /** Checks every field. */
-    public ConnectionParameters {
-        FieldRange.bits("queuePairNumber", queuePairNumber, 24);
-        FieldRange.unsigned8("responderResources", responderResources);
-        FieldRange.unsigned8("initiatorDepth", initiatorDepth);
-        FieldRange.check("retryCount", retryCount, 0, 7);
-        FieldRange.check("rnrRetryCount", rnrRetryCount, 0, 7);
+    private final int queuePairNumber;
+    private final int responderResources;
+    private final int initiatorDepth;
+    private final int retryCount;
+    private final int rnrRetryCount;
+    private final boolean flowControl;
+    private final boolean sharedReceiveQueue;
+    private final byte[] privateData;
+
+    /** Checks every field and copies the private data. */
+    private ConnectionParameters(int queuePairNumber, int responderResources, int initiatorDepth, int retryCount,
+                                 int rnrRetryCount, boolean flowControl, boolean sharedReceiveQueue,
+                                 byte[] privateData) {
+        this.queuePairNumber = FieldRange.bits("queuePairNumber", queuePairNumber, 24);
+        this.responderResources = FieldRange.unsigned8("responderResources", responderResources);
+        this.initiatorDepth = FieldRange.unsigned8("initiatorDepth", initiatorDepth);
+        this.retryCount = FieldRange.check("retryCount", retryCount, 0, 7);
+        this.rnrRetryCount = FieldRange.check("rnrRetryCount", rnrRetryCount, 0, 7);
+        this.flowControl = flowControl;
+        this.sharedReceiveQueue = sharedReceiveQueue;
         if (privateData.length > MAX_PRIVATE_DATA) {
             throw new IllegalArgumentException("privateData has " + privateData.length + " bytes; librdmacm carries at"
                     + " most " + MAX_PRIVATE_DATA);
         }
-        privateData = privateData.clone();
+        this.privateData = privateData.clone();
+    }
+
+    /**
+     * {@code qp_num}: the local QP's number (24 bits); ignored when the id has a queue pair of its own
+     * ({@link CmId#createQueuePair}), whose number librdmacm sends. iWARP does not carry it: a peer's is 0 there.
+     */
+    public int queuePairNumber() {
+        return queuePairNumber;
+    }
+
+    /** {@code responder_resources}: incoming RDMA READs/atomics this side accepts at once (0..255). */
+    public int responderResources() {
+        return responderResources;
+    }
+
+    /** {@code initiator_depth}: outgoing RDMA READs/atomics this side issues at once (0..255). */
+    public int initiatorDepth() {
+        return initiatorDepth;
+    }
+
+    /** {@code retry_count}: transport retries (0..7) before a send fails with RETRY_EXCEEDED. */
+    public int retryCount() {
+        return retryCount;
+    }
+
+    /** {@code rnr_retry_count}: receiver-not-ready retries (0..7, 7 = forever). */
+    public int rnrRetryCount() {
+        return rnrRetryCount;
+    }
+
+    /** {@code flow_control}: whether the local QP's receive queue generates end-to-end flow-control credits. */
+    public boolean flowControl() {
+        return flowControl;
+    }
+
+    /** {@code srq}: whether the local QP takes its receives from a shared receive queue. */
+    public boolean sharedReceiveQueue() {
+        return sharedReceiveQueue;
     }
 
     /**
@@ -79,6 +118,12 @@ public record ConnectionParameters(int queuePairNumber, int responderResources, 
                 flowControl, sharedReceiveQueue, privateData);
     }
 
+    /** A copy that announces (or not) end-to-end flow control. */
+    public ConnectionParameters withFlowControl(boolean value) {
+        return new ConnectionParameters(queuePairNumber, responderResources, initiatorDepth, retryCount,
+                rnrRetryCount, value, sharedReceiveQueue, privateData);
+    }
+
     /** A copy that announces a shared receive queue. */
     public ConnectionParameters withSharedReceiveQueue(boolean value) {
         return new ConnectionParameters(queuePairNumber, responderResources, initiatorDepth, retryCount,
@@ -96,8 +141,7 @@ public record ConnectionParameters(int queuePairNumber, int responderResources, 
         return withPrivateData(bytesOf(value));
     }
 
-    /** A copy of the private data. */
-    @Override
+    /** A copy of the private data: bytes for the peer (see {@link CmId#connect} for the limits per transport). */
     public byte[] privateData() {
         return privateData.clone();
     }

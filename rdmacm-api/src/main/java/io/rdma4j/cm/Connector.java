@@ -31,38 +31,38 @@ public final class Connector {
      * Connects to {@code remote}.
      *
      * @param timeout the whole connect: resolution (each step also bounded by the options' resolve timeout),
-     *                request and answer
+     *                request and answer; its clock starts once librdmacm is loaded. A step that finds it used up
+     *                fails naming itself and this timeout
      * @throws ConnectionException  if a step ends in a failure event (ADDRESS_ERROR, ROUTE_ERROR, REJECTED with the
      *                              peer's reason and private data, UNREACHABLE, CONNECT_ERROR), its librdmacm call
      *                              fails at once, or it times out
      * @throws InterruptedException if the thread is interrupted while waiting
-     * @throws io.rdma4j.verbs.RdmaException if a verb fails (e.g. the queue pair's sizes exceed the device's)
+     * @throws io.rdma4j.verbs.VerbException if a verb fails (e.g. the queue pair's sizes exceed the device's)
      */
     public static Connection connect(InetSocketAddress remote, ConnectionOptions options, Duration timeout)
             throws InterruptedException {
         Objects.requireNonNull(remote, "remote");
         Objects.requireNonNull(options, "options");
-        long deadline = System.nanoTime() + timeout.toNanos();
-        try (Connection.Builder parts = new Connection.Builder(options, EventChannel.create())) {
+        Objects.requireNonNull(timeout, "timeout");
+        try (Connection.Builder parts = new Connection.Builder(options, EventChannel.create(), timeout,
+                "connect timeout")) {
             CmId id = parts.channel.createId(PortSpace.TCP);
             parts.id = id;
-            Duration address = min(options.resolveTimeout(), deadline);
-            parts.step("resolve address " + remote, () -> id.resolveAddress(options.source(), remote, address));
-            parts.await(CmEventType.ADDRESS_RESOLVED, "resolve address " + remote, address);
-            Duration route = min(options.resolveTimeout(), deadline);
-            parts.step("resolve route to " + remote, () -> id.resolveRoute(route));
-            parts.await(CmEventType.ROUTE_RESOLVED, "resolve route to " + remote, route);
-            parts.createQueuePair();
-            parts.step("connect to " + remote, () -> id.connect(options.parameters()));
-            CmEvent established = parts.await(CmEventType.ESTABLISHED, "connect to " + remote,
-                    min(timeout, deadline));
-            return parts.build(established);
+            String resolveAddress = "resolve address " + remote;
+            Connection.Builder.Wait address = parts.budget(resolveAddress, CmEventType.ADDRESS_RESOLVED,
+                    options.resolveTimeout(), "resolve timeout");
+            parts.step(resolveAddress, () -> id.resolveAddress(options.source(), remote, address.atLeastAMillisecond()));
+            parts.await(CmEventType.ADDRESS_RESOLVED, resolveAddress, address);
+            String resolveRoute = "resolve route to " + remote;
+            Connection.Builder.Wait route = parts.budget(resolveRoute, CmEventType.ROUTE_RESOLVED,
+                    options.resolveTimeout(), "resolve timeout");
+            parts.step(resolveRoute, () -> id.resolveRoute(route.atLeastAMillisecond()));
+            parts.await(CmEventType.ROUTE_RESOLVED, resolveRoute, route);
+            String connect = "connect to " + remote;
+            parts.createQueuePair(connect);
+            Connection.Builder.Wait established = parts.budget(connect, CmEventType.ESTABLISHED, null, null);
+            parts.step(connect, () -> id.connect(options.parameters()));
+            return parts.build(parts.await(CmEventType.ESTABLISHED, connect, established));
         }
-    }
-
-    /** {@code limit}, or what is left until {@code deadline} if that is less (at least 1 ms). */
-    static Duration min(Duration limit, long deadline) {
-        long left = Math.max(1_000_000, deadline - System.nanoTime());
-        return left < limit.toNanos() ? Duration.ofNanos(left) : limit;
     }
 }

@@ -11,16 +11,16 @@ import io.rdma4j.bindings.verbs.rdma_cm_event;
 import io.rdma4j.bindings.verbs.rdma_cm_id;
 import io.rdma4j.bindings.verbs.rdma_event_channel;
 import io.rdma4j.bindings.verbs.rdma_ud_param;
-import io.rdma4j.verbs.RdmaException;
+import io.rdma4j.verbs.NativeObject;
+import io.rdma4j.verbs.VerbException;
 import io.rdma4j.verbs.internal.NativeResource;
+import io.rdma4j.verbs.internal.Rank;
 import io.rdma4j.verbs.internal.VerbsInternals;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A connection-manager event channel ({@code struct rdma_event_channel}, from {@code rdma_create_event_channel};
@@ -32,39 +32,34 @@ import java.util.concurrent.ConcurrentHashMap;
  * out and acknowledged ({@code rdma_ack_cm_event}) before it is returned, and the id it is about has already moved
  * to its new {@link CmIdState}.
  *
- * <p>Lifetime: the root of its ids, with the same rules as the verbs objects: an open channel keeps its ids
- * reachable; closing it closes its ids (and the queue pairs librdmacm made for them) first; close is idempotent,
- * thread-safe and refused while a call on the channel runs; a channel that was dropped without being closed is
- * closed by a Cleaner, with a warning. Thread-safety: any thread may wait; each event goes to one of them.
+ * <p>Lifetime: the root of its ids, with {@link NativeObject}'s rules: closing it ({@code rdma_destroy_event_channel})
+ * closes its ids (and the queue pairs librdmacm made for them) first, and wakes every thread waiting in {@link #next}
+ * with {@link IllegalStateException}; close is idempotent, thread-safe and refused while a call on the channel runs;
+ * a channel or id dropped without being closed is closed by a Cleaner, with a warning. Thread-safety: any thread may
+ * wait; each event goes to one of them.
  */
-public final class EventChannel implements AutoCloseable {
-
-    /** Close order in the connection manager's trees: queue pairs (verbs rank 0) first, then ids, then channels. */
-    static final int ID_RANK = 100;
-    private static final int CHANNEL_RANK = 101;
+public final class EventChannel extends NativeObject {
 
     private final NativeResource resource;
     private final int fd;
-    /** The open ids whose events arrive here: kept reachable while the channel is open. */
-    private final Map<Long, CmId> ids = new ConcurrentHashMap<>();
 
     private EventChannel(MemorySegment channel) {
-        this.resource = new NativeResource(null, channel, rdma_event_channel.layout().byteSize(), CHANNEL_RANK,
-                "EventChannel", "rdma_destroy_event_channel", pointer -> {
+        super(null, channel, rdma_event_channel.layout().byteSize(), Rank.EVENT_CHANNEL, "rdma_destroy_event_channel",
+                pointer -> {
                     RdmaCore.rdma_destroy_event_channel(pointer);
                     return 0;
                 });
+        this.resource = nativeResource();
         this.fd = resource.withPinned(rdma_event_channel::fd);
         int watched = fd;
         // Threads waiting in next() look again once the channel is gone (closed by anyone), and find it closed.
         resource.afterClose(() -> Poller.instance().wakeAll(watched));
-        resource.cleanedBy(VerbsInternals.access().cleaner(), this);
     }
 
     /**
      * Creates an event channel ({@code rdma_create_event_channel}).
      *
-     * @throws RdmaException if it fails (ENODEV/ENOENT: no {@code /dev/infiniband/rdma_cm}, load {@code rdma_ucm})
+     * @throws VerbException if it fails (ENODEV/ENOENT: no {@code /dev/infiniband/rdma_cm}, load {@code rdma_ucm})
      */
     public static EventChannel create() {
         NativeLibraries.require();
@@ -72,14 +67,14 @@ public final class EventChannel implements AutoCloseable {
         MemorySegment channel = ExportedConnectionManager.rdma_create_event_channel(state);
         if (channel.address() == 0) {
             int errno = Errno.get(state);
-            throw RdmaException.of("rdma_create_event_channel", errno,
+            throw VerbException.of("rdma_create_event_channel", errno,
                     "is the rdma_ucm kernel module loaded (/dev/infiniband/rdma_cm)?");
         }
         EventChannel created = new EventChannel(channel);
         int rc = FileDescriptors.makeNonBlocking(created.fd);
         if (rc != 0) {
             created.close();
-            throw RdmaException.of("fcntl", rc, "O_NONBLOCK on the event channel");
+            throw VerbException.of("fcntl", rc, "O_NONBLOCK on the event channel");
         }
         return created;
     }
@@ -97,7 +92,7 @@ public final class EventChannel implements AutoCloseable {
     /**
      * Creates an id on this channel ({@code rdma_create_id}).
      *
-     * @throws RdmaException if the verb fails
+     * @throws VerbException if the verb fails
      */
     public CmId createId(PortSpace portSpace) {
         try (Arena call = Arena.ofConfined()) {
@@ -105,7 +100,7 @@ public final class EventChannel implements AutoCloseable {
             MemorySegment state = Errno.state();
             if (resource.withPinned(channel -> ExportedConnectionManager.rdma_create_id(state, channel, out,
                     MemorySegment.NULL, portSpace.value())) != 0) {
-                throw RdmaException.of("rdma_create_id", Errno.get(state), portSpace.toString());
+                throw VerbException.of("rdma_create_id", Errno.get(state), portSpace.toString());
             }
             return adopt(out.get(ValueLayout.ADDRESS, 0), portSpace, CmIdState.IDLE);
         }
@@ -145,7 +140,7 @@ public final class EventChannel implements AutoCloseable {
                 if (errno == RdmaCore.EAGAIN()) {
                     return null;
                 }
-                throw RdmaException.of("rdma_get_cm_event", errno);
+                throw VerbException.of("rdma_get_cm_event", errno);
             }
             MemorySegment event = Pointers.sized(out.get(ValueLayout.ADDRESS, 0), rdma_cm_event.layout().byteSize());
             try {
@@ -162,10 +157,10 @@ public final class EventChannel implements AutoCloseable {
         CmEventType type = CmEventType.of(raw);
         int status = rdma_cm_event.status(event);
         MemorySegment idPointer = Pointers.sized(rdma_cm_event.id(event), rdma_cm_id.layout().byteSize());
-        CmId listenId = ids.get(rdma_cm_event.listen_id(event).address());
+        CmId listenId = findDescendant(rdma_cm_event.listen_id(event).address(), CmId.class);
         CmId subject = type == CmEventType.CONNECT_REQUEST
                 ? adopt(idPointer, listenId == null ? PortSpace.TCP : listenId.portSpace(), CmIdState.CONNECT_REQUEST)
-                : ids.get(idPointer.address());
+                : findDescendant(idPointer.address(), CmId.class);
         MemorySegment param = rdma_cm_event.param(event);
         boolean datagram = type == CmEventType.MULTICAST_JOIN || type == CmEventType.MULTICAST_ERROR
                 || rdma_cm_id.qp_type(idPointer) == RdmaCore.IBV_QPT_UD();
@@ -195,34 +190,11 @@ public final class EventChannel implements AutoCloseable {
 
     /** Wraps an id that librdmacm created on this channel. */
     private CmId adopt(MemorySegment id, PortSpace portSpace, CmIdState state) {
-        CmId wrapped = new CmId(this, id, portSpace, state);
-        ids.put(id.address(), wrapped);
-        return wrapped;
+        return new CmId(this, id, portSpace, state);
     }
 
-    /** Moves {@code id}'s registration here from {@code from} (after {@code rdma_migrate_id}). */
-    void migrated(CmId id, EventChannel from) {
-        from.ids.remove(id.address());
-        ids.put(id.address(), id);
-    }
-
-    void unregister(long id) {
-        ids.remove(id);
-    }
-
-    NativeResource resource() {
-        return resource;
-    }
-
-    /**
-     * Closes every id of this channel (each id's queue pair first), then the channel. Idempotent and thread-safe;
-     * a thread waiting in {@link #next} gets {@link IllegalStateException}.
-     *
-     * @throws IllegalStateException if a call on the channel is running on another thread right now
-     */
     @Override
-    public void close() {
-        resource.close(() -> "EventChannel(fd " + fd + ")");
-        ids.clear();
+    protected String describe() {
+        return "EventChannel(fd " + fd + ")";
     }
 }

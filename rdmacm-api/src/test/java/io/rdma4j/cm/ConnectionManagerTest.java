@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -340,6 +341,29 @@ class ConnectionManagerTest {
             Thread.sleep(100);
         }
         assertTrue(openDescriptors() <= before + 5, "descriptors: " + before + " before, " + openDescriptors() + " now");
+    }
+
+    /** An open channel does not keep the ids the program dropped: each is destroyed, with a warning, while it lives. */
+    @Test
+    void droppedIdsAreClosedWhileTheirChannelLives() throws Exception {
+        try (EventChannel channel = EventChannel.create()) {
+            java.lang.ref.WeakReference<CmId> last = null;
+            long before = io.rdma4j.verbs.internal.NativeResource.leaksReclaimed();
+            for (int i = 0; i < 100; i++) {
+                last = new java.lang.ref.WeakReference<>(channel.createId(PortSpace.TCP));
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (io.rdma4j.verbs.internal.NativeResource.leaksReclaimed() < before + 100
+                    && System.nanoTime() < deadline) {
+                System.gc();
+                Thread.sleep(100);
+            }
+            assertTrue(io.rdma4j.verbs.internal.NativeResource.leaksReclaimed() >= before + 100,
+                    "closed by the Cleaner: " + (io.rdma4j.verbs.internal.NativeResource.leaksReclaimed() - before));
+            assertTrue(last.get() == null, "the channel let go of them");
+            assertFalse(channel.isClosed());
+            channel.createId(PortSpace.TCP).close(); // and goes on
+        }
     }
 
     private static long openDescriptors() throws java.io.IOException {

@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.verbs.internal.Rank;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_ah;
 import java.lang.foreign.MemorySegment;
@@ -11,7 +12,7 @@ import java.lang.foreign.MemorySegment;
  * <p>Lifetime: keeps its protection domain alive; must stay open until sends that use it have completed.
  * Thread-safety: immutable; usable from any thread.
  */
-public final class AddressHandle extends VerbsObject {
+public final class AddressHandle extends NativeObject {
 
     private final AddressVector address;
 

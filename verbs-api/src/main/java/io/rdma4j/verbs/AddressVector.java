@@ -11,39 +11,48 @@ import java.util.HexFormat;
 /**
  * Where packets go ({@code struct ibv_ah_attr}): the remote end of a connected QP's path (set at
  * ready-to-receive) or of a UD {@link AddressHandle}. On RoCE and iWARP addressing is by GID, with a global route
- * header; on InfiniBand within a subnet, by LID.
+ * header ({@link #ofGid}); on InfiniBand within a subnet, by LID ({@link #ofLid}). The other fields start at the C
+ * defaults (0; a hop limit of 64 with a GID) and change with the {@code with} methods:
  *
- * @param global            whether a GRH is used ({@code is_global}); always on RoCE
- * @param destinationGid    the remote GID (16 bytes) when global
- * @param sourceGidIndex    the local GID table index to send from ({@code grh.sgid_index}), e.g. a RoCE v2 entry
- * @param hopLimit          {@code grh.hop_limit}
- * @param trafficClass      {@code grh.traffic_class}
- * @param flowLabel         {@code grh.flow_label}
- * @param destinationLid    {@code dlid} (InfiniBand)
- * @param serviceLevel      {@code sl}
- * @param sourcePathBits    {@code src_path_bits}
- * @param staticRate        {@code static_rate} (0: no limit)
- * @param port              the local port number
+ * <pre>{@code
+ * AddressVector.ofGid(gid, gidIndex, port).withServiceLevel(3).withTrafficClass(106)
+ * }</pre>
+ *
+ * <p>Every value is checked against its C field's range, with the field's name. Immutable and thread-safe.
  */
-public record AddressVector(boolean global, byte[] destinationGid, int sourceGidIndex, int hopLimit, int trafficClass,
-                            int flowLabel, int destinationLid, int serviceLevel, int sourcePathBits, int staticRate,
-                            int port) {
+public final class AddressVector {
+
+    private final boolean global;
+    private final byte[] destinationGid;
+    private final int sourceGidIndex;
+    private final int hopLimit;
+    private final int trafficClass;
+    private final int flowLabel;
+    private final int destinationLid;
+    private final int serviceLevel;
+    private final int sourcePathBits;
+    private final int staticRate;
+    private final int port;
 
     /** Copies the GID and checks every field against its C field's range. */
-    public AddressVector {
-        destinationGid = destinationGid == null ? new byte[16] : destinationGid.clone();
-        if (destinationGid.length != 16) {
-            throw new IllegalArgumentException("a GID has 16 bytes, not " + destinationGid.length);
+    private AddressVector(boolean global, byte[] destinationGid, int sourceGidIndex, int hopLimit, int trafficClass,
+                          int flowLabel, int destinationLid, int serviceLevel, int sourcePathBits, int staticRate,
+                          int port) {
+        byte[] gid = destinationGid == null ? new byte[16] : destinationGid.clone();
+        if (gid.length != 16) {
+            throw new IllegalArgumentException("a GID has 16 bytes, not " + gid.length);
         }
-        FieldRange.unsigned8("grh.sgid_index", sourceGidIndex);
-        FieldRange.unsigned8("grh.hop_limit", hopLimit);
-        FieldRange.unsigned8("grh.traffic_class", trafficClass);
-        FieldRange.bits("grh.flow_label", flowLabel, 20);
-        FieldRange.unsigned16("dlid", destinationLid);
-        FieldRange.bits("sl", serviceLevel, 4);
-        FieldRange.bits("src_path_bits", sourcePathBits, 7);
-        FieldRange.unsigned8("static_rate", staticRate);
-        FieldRange.unsigned8("port_num", port);
+        this.global = global;
+        this.destinationGid = gid;
+        this.sourceGidIndex = FieldRange.unsigned8("grh.sgid_index", sourceGidIndex);
+        this.hopLimit = FieldRange.unsigned8("grh.hop_limit", hopLimit);
+        this.trafficClass = FieldRange.unsigned8("grh.traffic_class", trafficClass);
+        this.flowLabel = FieldRange.bits("grh.flow_label", flowLabel, 20);
+        this.destinationLid = FieldRange.unsigned16("dlid", destinationLid);
+        this.serviceLevel = FieldRange.bits("sl", serviceLevel, 4);
+        this.sourcePathBits = FieldRange.bits("src_path_bits", sourcePathBits, 7);
+        this.staticRate = FieldRange.unsigned8("static_rate", staticRate);
+        this.port = FieldRange.unsigned8("port_num", port);
     }
 
     /** Addresses {@code gid} from local GID index {@code sourceGidIndex} on {@code port}, hop limit 64. */
@@ -56,7 +65,99 @@ public record AddressVector(boolean global, byte[] destinationGid, int sourceGid
         return new AddressVector(false, null, 0, 0, 0, 0, lid, 0, 0, 0, port);
     }
 
-    @Override
+    /** With {@code grh.hop_limit} (0..255). */
+    public AddressVector withHopLimit(int value) {
+        return new AddressVector(global, destinationGid, sourceGidIndex, value, trafficClass, flowLabel,
+                destinationLid, serviceLevel, sourcePathBits, staticRate, port);
+    }
+
+    /** With {@code grh.traffic_class} (0..255). */
+    public AddressVector withTrafficClass(int value) {
+        return new AddressVector(global, destinationGid, sourceGidIndex, hopLimit, value, flowLabel,
+                destinationLid, serviceLevel, sourcePathBits, staticRate, port);
+    }
+
+    /** With {@code grh.flow_label} (20 bits). */
+    public AddressVector withFlowLabel(int value) {
+        return new AddressVector(global, destinationGid, sourceGidIndex, hopLimit, trafficClass, value,
+                destinationLid, serviceLevel, sourcePathBits, staticRate, port);
+    }
+
+    /** With {@code dlid} (0..65535): InfiniBand's destination LID, also kept beside a GID. */
+    public AddressVector withDestinationLid(int value) {
+        return new AddressVector(global, destinationGid, sourceGidIndex, hopLimit, trafficClass, flowLabel,
+                value, serviceLevel, sourcePathBits, staticRate, port);
+    }
+
+    /** With {@code sl}, the service level (0..15). */
+    public AddressVector withServiceLevel(int value) {
+        return new AddressVector(global, destinationGid, sourceGidIndex, hopLimit, trafficClass, flowLabel,
+                destinationLid, value, sourcePathBits, staticRate, port);
+    }
+
+    /** With {@code src_path_bits} (7 bits). */
+    public AddressVector withSourcePathBits(int value) {
+        return new AddressVector(global, destinationGid, sourceGidIndex, hopLimit, trafficClass, flowLabel,
+                destinationLid, serviceLevel, value, staticRate, port);
+    }
+
+    /** With {@code static_rate} (0..255; 0: no limit). */
+    public AddressVector withStaticRate(int value) {
+        return new AddressVector(global, destinationGid, sourceGidIndex, hopLimit, trafficClass, flowLabel,
+                destinationLid, serviceLevel, sourcePathBits, value, port);
+    }
+
+    /** {@code is_global}: whether a GRH is used; always on RoCE. */
+    public boolean global() {
+        return global;
+    }
+
+    /** {@code grh.sgid_index}: the local GID table index to send from, e.g. a RoCE v2 entry. */
+    public int sourceGidIndex() {
+        return sourceGidIndex;
+    }
+
+    /** {@code grh.hop_limit}. */
+    public int hopLimit() {
+        return hopLimit;
+    }
+
+    /** {@code grh.traffic_class}. */
+    public int trafficClass() {
+        return trafficClass;
+    }
+
+    /** {@code grh.flow_label}. */
+    public int flowLabel() {
+        return flowLabel;
+    }
+
+    /** {@code dlid} (InfiniBand). */
+    public int destinationLid() {
+        return destinationLid;
+    }
+
+    /** {@code sl}. */
+    public int serviceLevel() {
+        return serviceLevel;
+    }
+
+    /** {@code src_path_bits}. */
+    public int sourcePathBits() {
+        return sourcePathBits;
+    }
+
+    /** {@code static_rate} (0: no limit). */
+    public int staticRate() {
+        return staticRate;
+    }
+
+    /** {@code port_num}: the local port number. */
+    public int port() {
+        return port;
+    }
+
+    /** The remote GID (16 bytes, a copy) when global; zeros otherwise. */
     public byte[] destinationGid() {
         return destinationGid.clone();
     }

@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.verbs.internal.Rank;
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedVerbs;
 import io.rdma4j.bindings.shim.FileDescriptors;
@@ -35,7 +36,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * it); closing the context closes the CQs first. Thread-safety: any thread may
  * await; each event goes to one of them.
  */
-public final class CompletionChannel extends VerbsObject {
+public final class CompletionChannel extends NativeObject {
 
     private final int fd;
     /** CQ pointer to CQ, weakly: the channel must not keep a forgotten CQ from its Cleaner. */
@@ -51,7 +52,7 @@ public final class CompletionChannel extends VerbsObject {
         int rc = FileDescriptors.makeNonBlocking(fd);
         if (rc != 0) {
             close();
-            throw RdmaException.of("fcntl", rc, "O_NONBLOCK on the completion channel");
+            throw VerbException.of("fcntl", rc, "O_NONBLOCK on the completion channel");
         }
     }
 
@@ -70,7 +71,7 @@ public final class CompletionChannel extends VerbsObject {
      *
      * @return the CQ that fired, or empty after {@code timeout}
      * @throws InterruptedException if the thread is interrupted while waiting
-     * @throws RdmaException        if the verb fails
+     * @throws VerbException        if the verb fails
      */
     public Optional<CompletionQueue> await(Duration timeout) throws InterruptedException {
         return Optional.ofNullable(FileDescriptors.awaitEvent(fd, timeout, this::takeEvent));
@@ -86,7 +87,7 @@ public final class CompletionChannel extends VerbsObject {
                 if (errno == RdmaCore.EAGAIN()) {
                     return null;
                 }
-                throw RdmaException.of("ibv_get_cq_event", errno);
+                throw VerbException.of("ibv_get_cq_event", errno);
             }
             MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
             WeakReference<CompletionQueue> ref = queues.get(cq.address());
@@ -96,8 +97,7 @@ public final class CompletionChannel extends VerbsObject {
                 RdmaCore.ibv_ack_cq_events(cq, 1);
                 return null;
             }
-            queue.eventReceived();
-            return queue;
+            return queue.eventReceived(cq) ? queue : null;
         }
     }
 

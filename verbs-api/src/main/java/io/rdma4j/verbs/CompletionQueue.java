@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.verbs.internal.Rank;
 import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_cq;
@@ -22,7 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * thread can do so through a {@link #confinedPoller()}, which saves each poll the pin that guards it against a close
  * on another thread.
  */
-public final class CompletionQueue extends VerbsObject {
+public final class CompletionQueue extends NativeObject {
 
     private final Context context;
     private final CompletionChannel channel;
@@ -43,6 +44,7 @@ public final class CompletionQueue extends VerbsObject {
         long size = (extendedFields == null ? ibv_cq.layout() : ibv_cq_ex.layout()).byteSize();
         super(context, cq, size, Rank.COMPLETION_QUEUE, "ibv_destroy_cq",
                 pointer -> destroy(pointer, unacknowledged, channel));
+        findable(); // async events name it by address
         this.unacknowledgedEvents = unacknowledged;
         this.context = context;
         this.channel = channel;
@@ -99,7 +101,7 @@ public final class CompletionQueue extends VerbsObject {
      * Never blocks and allocates nothing.
      *
      * @return how many were polled (also {@link WorkCompletions#count()}); 0 if none was waiting
-     * @throws RdmaException         if the provider reports an error
+     * @throws VerbException         if the provider reports an error
      * @throws IllegalStateException if this queue or the batch is closed
      */
     public int poll(WorkCompletions completions) {
@@ -122,7 +124,7 @@ public final class CompletionQueue extends VerbsObject {
         }
         if (n < 0) {
             completions.count(0);
-            throw RdmaException.of("ibv_poll_cq", -n, describe());
+            throw VerbException.of("ibv_poll_cq", -n, describe());
         }
         completions.count(n);
         return n;
@@ -147,7 +149,7 @@ public final class CompletionQueue extends VerbsObject {
             unpin();
         }
         if (rc != 0) {
-            throw RdmaException.of("ibv_req_notify_cq", rc, describe());
+            throw VerbException.of("ibv_req_notify_cq", rc, describe());
         }
     }
 
@@ -164,7 +166,7 @@ public final class CompletionQueue extends VerbsObject {
         try {
             int rc = RdmaCore.ibv_resize_cq(cq, minimumEntries);
             if (rc != 0) {
-                throw RdmaException.of("ibv_resize_cq", rc, describe() + " to " + minimumEntries);
+                throw VerbException.of("ibv_resize_cq", rc, describe() + " to " + minimumEntries);
             }
             capacity = ibv_cq.cqe(cq);
         } finally {
@@ -177,27 +179,38 @@ public final class CompletionQueue extends VerbsObject {
         return channel;
     }
 
-    /** Counts an event the channel took for this queue; acknowledges in batches (acks take a mutex). */
-    void eventReceived() {
-        if (unacknowledgedEvents.incrementAndGet() >= 64) {
-            // A queue being closed acknowledges what is left itself (destroy below).
-            MemorySegment cq = resource().pinnedOrNull();
-            if (cq != null) {
-                try {
-                    int n = unacknowledgedEvents.getAndSet(0);
-                    if (n > 0) {
-                        RdmaCore.ibv_ack_cq_events(cq, n);
-                    }
-                } finally {
-                    unpin();
+    /** {@link #unacknowledgedEvents} once the queue's destroy has begun: later events are acknowledged at once. */
+    private static final int DESTROYING = Integer.MIN_VALUE;
+
+    /**
+     * Counts an event the channel took for this queue ({@code cq}, its pointer from the event), acknowledging in
+     * batches (an ack takes a mutex). Once a destroy has begun, acknowledges the event itself at once:
+     * {@code ibv_destroy_cq} waits until every event the kernel handed out is acknowledged, and keeps the struct
+     * alive until then, so the pointer is valid here, and an event counted after the destroy took the count would
+     * never be acknowledged (a destroy blocked for good, found by racing close against a waiter).
+     *
+     * @return false if the queue is being destroyed (the event is acknowledged and belongs to no one)
+     */
+    boolean eventReceived(MemorySegment cq) {
+        while (true) {
+            int taken = unacknowledgedEvents.get();
+            if (taken == DESTROYING) {
+                RdmaCore.ibv_ack_cq_events(cq, 1);
+                return false;
+            }
+            boolean batchFull = taken + 1 >= 64;
+            if (unacknowledgedEvents.compareAndSet(taken, batchFull ? 0 : taken + 1)) {
+                if (batchFull) {
+                    RdmaCore.ibv_ack_cq_events(cq, taken + 1);
                 }
+                return true;
             }
         }
     }
 
     /** The destroyer: ibv_destroy_cq waits until every event taken from the channel has been acknowledged. */
     private static int destroy(MemorySegment cq, AtomicInteger unacknowledged, CompletionChannel channel) {
-        int n = unacknowledged.getAndSet(0);
+        int n = unacknowledged.getAndSet(DESTROYING);
         if (n > 0) {
             RdmaCore.ibv_ack_cq_events(cq, n);
         }

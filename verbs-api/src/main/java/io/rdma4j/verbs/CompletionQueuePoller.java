@@ -32,7 +32,7 @@ public final class CompletionQueuePoller extends ConfinedAccess {
      * @return how many were polled (also {@link WorkCompletions#count()}); 0 if none was waiting
      * @throws WrongThreadException  on a thread other than the one that created this poller
      * @throws IllegalStateException once this poller or the batch is closed
-     * @throws RdmaException         if the provider reports an error
+     * @throws VerbException         if the provider reports an error
      */
     public int poll(WorkCompletions completions) {
         checkUse();

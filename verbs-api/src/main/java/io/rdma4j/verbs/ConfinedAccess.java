@@ -31,11 +31,11 @@ abstract sealed class ConfinedAccess implements AutoCloseable
     final long address;
 
     /** @throws IllegalStateException if {@code target} is closed or being closed */
-    ConfinedAccess(VerbsObject target) {
+    ConfinedAccess(NativeObject target) {
         this.address = target.pinned().address();
         this.owner = Thread.currentThread();
         this.release = new Release(target.resource(), getClass().getSimpleName() + " of " + target.describe());
-        this.cleanable = VerbsObject.CLEANER.register(this, release);
+        this.cleanable = NativeObject.CLEANER.register(this, release);
     }
 
     /**

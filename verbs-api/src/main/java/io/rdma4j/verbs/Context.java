@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.verbs.internal.Rank;
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedVerbs;
 import io.rdma4j.bindings.shim.FileDescriptors;
@@ -39,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * be closed, and the objects created on it are closed one by one. Thread-safety: all methods may be called from any
  * thread.
  */
-public final class Context extends VerbsObject {
+public final class Context extends NativeObject {
 
     private static final Logger LOG = LoggerFactory.getLogger(Context.class);
     /** librdmacm's contexts by address; weakly, so that a forgotten tree of objects on one can be reclaimed. */
@@ -104,14 +105,14 @@ public final class Context extends VerbsObject {
     /**
      * Queries the device's attributes ({@code ibv_query_device_ex}).
      *
-     * @throws RdmaException if the verb fails
+     * @throws VerbException if the verb fails
      */
     public DeviceAttributes queryDevice() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attrEx = arena.allocate(ibv_device_attr_ex.layout());
             int rc = withPinned(context -> VerbsContext.ibv_query_device_ex(context, MemorySegment.NULL, attrEx));
             if (rc != 0) {
-                throw RdmaException.of("ibv_query_device_ex", rc);
+                throw VerbException.of("ibv_query_device_ex", rc);
             }
             MemorySegment a = ibv_device_attr_ex.orig_attr(attrEx);
             return new DeviceAttributes(ibv_device_attr.fw_ver(a).getString(0),
@@ -134,7 +135,7 @@ public final class Context extends VerbsObject {
      *
      * @param port the port number, from 1
      * @throws IllegalArgumentException if {@code port} is not 1..255
-     * @throws RdmaException            if the verb fails (EINVAL for a port the device does not have)
+     * @throws VerbException            if the verb fails (EINVAL for a port the device does not have)
      */
     public PortAttributes queryPort(int port) {
         checkPort(port);
@@ -142,7 +143,7 @@ public final class Context extends VerbsObject {
             MemorySegment p = arena.allocate(ibv_port_attr.layout());
             int rc = withPinned(context -> VerbsContext.ibv_query_port(context, (byte) port, p));
             if (rc != 0) {
-                throw RdmaException.of("ibv_query_port", rc, "port " + port);
+                throw VerbException.of("ibv_query_port", rc, "port " + port);
             }
             return new PortAttributes(CValue.of(PortState.class, ibv_port_attr.state(p)),
                     CValue.of(Mtu.class, ibv_port_attr.max_mtu(p)), CValue.of(Mtu.class, ibv_port_attr.active_mtu(p)),
@@ -158,7 +159,7 @@ public final class Context extends VerbsObject {
     /**
      * The valid entries of every port's GID table ({@code ibv_query_gid_table}).
      *
-     * @throws RdmaException if the verb fails
+     * @throws VerbException if the verb fails
      */
     public List<GidEntry> gidTable() {
         int capacity = 0;
@@ -172,7 +173,7 @@ public final class Context extends VerbsObject {
             int entryCount = capacity;
             long n = withPinned(context -> RdmaCore._ibv_query_gid_table(context, entries, entryCount, 0, entrySize));
             if (n < 0) {
-                throw RdmaException.of("ibv_query_gid_table", (int) -n);
+                throw VerbException.of("ibv_query_gid_table", (int) -n);
             }
             List<GidEntry> table = new ArrayList<>((int) n);
             for (long i = 0; i < n; i++) {
@@ -188,13 +189,13 @@ public final class Context extends VerbsObject {
     /**
      * Allocates a protection domain ({@code ibv_alloc_pd}).
      *
-     * @throws RdmaException if the verb fails
+     * @throws VerbException if the verb fails
      */
     public ProtectionDomain allocateProtectionDomain() {
         MemorySegment state = Errno.state();
         MemorySegment pd = withPinned(context -> ExportedVerbs.ibv_alloc_pd(state, context));
         if (pd.address() == 0) {
-            throw RdmaException.of("ibv_alloc_pd", Errno.get(state));
+            throw VerbException.of("ibv_alloc_pd", Errno.get(state));
         }
         return new ProtectionDomain(this, pd);
     }
@@ -204,7 +205,7 @@ public final class Context extends VerbsObject {
      *
      * @param minimumEntries how many completions it must hold at least (the provider may round up)
      * @throws IllegalArgumentException if {@code minimumEntries < 1}
-     * @throws RdmaException            if the verb fails (e.g. EINVAL above the device's {@code max_cqe})
+     * @throws VerbException            if the verb fails (e.g. EINVAL above the device's {@code max_cqe})
      */
     public CompletionQueue createCompletionQueue(int minimumEntries) {
         return createCompletionQueue(minimumEntries, null, 0);
@@ -231,7 +232,7 @@ public final class Context extends VerbsObject {
             unpinAll(this, channel);
         }
         if (cq.address() == 0) {
-            throw RdmaException.of("ibv_create_cq", Errno.get(state), minimumEntries + " entries");
+            throw VerbException.of("ibv_create_cq", Errno.get(state), minimumEntries + " entries");
         }
         return new CompletionQueue(this, cq, channel, null);
     }
@@ -259,7 +260,7 @@ public final class Context extends VerbsObject {
             // (ibv_cq_ex_to_cq is a cast).
             MemorySegment cq = VerbsContext.ibv_create_cq_ex(state, pointers[0], attr);
             if (cq.address() == 0) {
-                throw RdmaException.of("ibv_create_cq_ex", Errno.get(state), minimumEntries + " entries with " + fields);
+                throw VerbException.of("ibv_create_cq_ex", Errno.get(state), minimumEntries + " entries with " + fields);
             }
             return new CompletionQueue(this, cq, channel, Set.copyOf(fields));
         } finally {
@@ -270,13 +271,13 @@ public final class Context extends VerbsObject {
     /**
      * Creates a completion channel ({@code ibv_create_comp_channel}).
      *
-     * @throws RdmaException if the verb fails
+     * @throws VerbException if the verb fails
      */
     public CompletionChannel createCompletionChannel() {
         MemorySegment state = Errno.state();
         MemorySegment channel = withPinned(context -> ExportedVerbs.ibv_create_comp_channel(state, context));
         if (channel.address() == 0) {
-            throw RdmaException.of("ibv_create_comp_channel", Errno.get(state));
+            throw VerbException.of("ibv_create_comp_channel", Errno.get(state));
         }
         return new CompletionChannel(this, channel);
     }
@@ -299,7 +300,7 @@ public final class Context extends VerbsObject {
             if (!asyncNonBlocking) {
                 int rc = FileDescriptors.makeNonBlocking(fd);
                 if (rc != 0) {
-                    throw RdmaException.of("fcntl", rc, "O_NONBLOCK on the async event descriptor");
+                    throw VerbException.of("fcntl", rc, "O_NONBLOCK on the async event descriptor");
                 }
                 asyncNonBlocking = true;
             }
@@ -316,7 +317,7 @@ public final class Context extends VerbsObject {
                 if (errno == RdmaCore.EAGAIN()) {
                     return null;
                 }
-                throw RdmaException.of("ibv_get_async_event", errno);
+                throw VerbException.of("ibv_get_async_event", errno);
             }
             try {
                 int code = ibv_async_event.event_type(event);
@@ -343,7 +344,7 @@ public final class Context extends VerbsObject {
     }
 
     @Override
-    String describe() {
+    protected String describe() {
         return "Context(" + device.name() + ")";
     }
 }

@@ -29,11 +29,22 @@ import java.util.function.Function;
 public record Device(String name, long guid, NodeType nodeType, Transport transport) {
 
     /**
+     * What protects registered memory when this process forks ({@code ibv_is_fork_initialized}), once rdma4j has set
+     * it up before its first verb (calling {@code ibv_fork_init()} where the kernel does not copy registered pages
+     * for a child itself; {@code -Drdma4j.forkInit=false} leaves it off).
+     *
+     * @throws UnsatisfiedLinkError if rdma-core's libraries are not installed (the message names the packages)
+     */
+    public static ForkSafety forkSafety() {
+        return ForkSafety.of(NativeLibraries.forkStatus());
+    }
+
+    /**
      * Lists the RDMA devices of this machine ({@code ibv_get_device_list}). A kernel without the RDMA user-verbs
      * interface has no devices: the list is empty then.
      *
      * @throws UnsatisfiedLinkError if rdma-core's libraries are not installed (the message names the packages)
-     * @throws RdmaException        if listing fails for another reason
+     * @throws VerbException        if listing fails for another reason
      */
     public static List<Device> list() {
         return withDeviceList(devices -> {
@@ -48,7 +59,7 @@ public record Device(String name, long guid, NodeType nodeType, Transport transp
     /**
      * The device called {@code name}, if there is one.
      *
-     * @throws RdmaException as {@link #list()}
+     * @throws VerbException as {@link #list()}
      */
     public static Optional<Device> byName(String name) {
         return list().stream().filter(d -> d.name.equals(name)).findFirst();
@@ -58,7 +69,7 @@ public record Device(String name, long guid, NodeType nodeType, Transport transp
      * Opens the device ({@code ibv_open_device}).
      *
      * @throws IllegalStateException if the device is gone
-     * @throws RdmaException         if the device cannot be opened (errno from the verb)
+     * @throws VerbException         if the device cannot be opened (errno from the verb)
      */
     public Context open() {
         return withDeviceList(devices -> {
@@ -68,7 +79,7 @@ public record Device(String name, long guid, NodeType nodeType, Transport transp
                     MemorySegment state = Errno.state();
                     MemorySegment context = ExportedVerbs.ibv_open_device(state, d);
                     if (context.address() == 0) {
-                        throw RdmaException.of("ibv_open_device", Errno.get(state), "device " + name);
+                        throw VerbException.of("ibv_open_device", Errno.get(state), "device " + name);
                     }
                     return new Context(this, context);
                 }
@@ -96,7 +107,7 @@ public record Device(String name, long guid, NodeType nodeType, Transport transp
                 // No uverbs ABI in the kernel (no /sys/class/infiniband_verbs): no devices, as ibv_devices shows.
                 return use.apply(List.of());
             }
-            throw RdmaException.of("ibv_get_device_list", errno);
+            throw VerbException.of("ibv_get_device_list", errno);
         }
         try {
             List<MemorySegment> devices = new ArrayList<>();

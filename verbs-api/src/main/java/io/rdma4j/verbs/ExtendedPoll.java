@@ -124,6 +124,22 @@ public final class ExtendedPoll {
         return WorkCompletionStatus.fromC(ibv_cq_ex.status(cq()));
     }
 
+    /**
+     * The current completion's failure as an exception, as {@link WorkCompletions#failure}: its queue pair is -1
+     * unless {@link CompletionField#QUEUE_PAIR_NUMBER} was chosen. Allocates: for the error path only.
+     *
+     * @throws IllegalStateException if the completion succeeded, or no poll is under way
+     */
+    public WorkCompletionException failure(WorkCompletionOpcode posted, String context) {
+        int status = ibv_cq_ex.status(cq());
+        if (status == 0) {
+            throw new IllegalStateException("the current completion succeeded: it is no failure");
+        }
+        int queuePair = (fields & CompletionField.QUEUE_PAIR_NUMBER.value()) == 0 ? -1 : queuePairNumber();
+        return new WorkCompletionException(posted, workRequestId(), queuePair, status,
+                RdmaCore.ibv_wc_status_str(status).getString(0), vendorError(), context);
+    }
+
     /** {@code ibv_wc_read_opcode}. */
     public WorkCompletionOpcode opcode() {
         return WorkCompletionOpcode.fromC(ibv_cq_ex.read_opcode.invoke(readOpcode, cq()));
@@ -188,6 +204,6 @@ public final class ExtendedPoll {
         if (rc == RdmaCore.ENOENT()) {
             return false;
         }
-        throw RdmaException.of(verb, rc);
+        throw VerbException.of(verb, rc);
     }
 }

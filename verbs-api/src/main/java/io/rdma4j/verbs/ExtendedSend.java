@@ -73,6 +73,18 @@ public final class ExtendedSend {
         this.setUdAddress = ibv_qp_ex.wr_set_ud_addr(q);
     }
 
+    /**
+     * {@code function}, the provider's entry for {@code operation}: providers leave the entries of operations the
+     * queue pair was not created with NULL (rxe), and a call through NULL would be an obscure failure.
+     */
+    private MemorySegment enabled(MemorySegment function, String verb, ExtendedOperation operation) {
+        if (function.address() == 0) {
+            throw new IllegalStateException(verb + ": " + queuePair.describe() + " was created without "
+                    + "ExtendedOperation." + operation + " (QueuePair.Builder#extendedOperations)");
+        }
+        return function;
+    }
+
     /** The queue pair as {@code ibv_qp_ex}, inside a batch (when it is pinned). */
     private MemorySegment qpx() {
         if (!inBatch) {
@@ -105,44 +117,50 @@ public final class ExtendedSend {
 
     /** {@code ibv_wr_send}. */
     public ExtendedSend send() {
-        ibv_qp_ex.wr_send.invoke(send, qpx());
+        ibv_qp_ex.wr_send.invoke(enabled(send, "ibv_wr_send", ExtendedOperation.SEND), qpx());
         return this;
     }
 
     /** {@code ibv_wr_send_imm}, {@code immediate} in host order. */
     public ExtendedSend sendWithImmediate(int immediate) {
-        ibv_qp_ex.wr_send_imm.invoke(sendWithImmediate, qpx(), Integer.reverseBytes(immediate));
+        ibv_qp_ex.wr_send_imm.invoke(enabled(sendWithImmediate, "ibv_wr_send_imm", ExtendedOperation.SEND_WITH_IMMEDIATE),
+                qpx(), Integer.reverseBytes(immediate));
         return this;
     }
 
     /** {@code ibv_wr_rdma_write}. */
     public ExtendedSend rdmaWrite(int rkey, long remoteAddress) {
-        ibv_qp_ex.wr_rdma_write.invoke(rdmaWrite, qpx(), rkey, remoteAddress);
+        ibv_qp_ex.wr_rdma_write.invoke(enabled(rdmaWrite, "ibv_wr_rdma_write", ExtendedOperation.RDMA_WRITE), qpx(), rkey,
+                remoteAddress);
         return this;
     }
 
     /** {@code ibv_wr_rdma_write_imm}, {@code immediate} in host order. */
     public ExtendedSend rdmaWriteWithImmediate(int rkey, long remoteAddress, int immediate) {
-        ibv_qp_ex.wr_rdma_write_imm.invoke(rdmaWriteWithImmediate, qpx(), rkey, remoteAddress,
+        ibv_qp_ex.wr_rdma_write_imm.invoke(enabled(rdmaWriteWithImmediate, "ibv_wr_rdma_write_imm",
+                ExtendedOperation.RDMA_WRITE_WITH_IMMEDIATE), qpx(), rkey, remoteAddress,
                 Integer.reverseBytes(immediate));
         return this;
     }
 
     /** {@code ibv_wr_rdma_read}. */
     public ExtendedSend rdmaRead(int rkey, long remoteAddress) {
-        ibv_qp_ex.wr_rdma_read.invoke(rdmaRead, qpx(), rkey, remoteAddress);
+        ibv_qp_ex.wr_rdma_read.invoke(enabled(rdmaRead, "ibv_wr_rdma_read", ExtendedOperation.RDMA_READ), qpx(), rkey,
+                remoteAddress);
         return this;
     }
 
     /** {@code ibv_wr_atomic_cmp_swp}. */
     public ExtendedSend compareAndSwap(int rkey, long remoteAddress, long compare, long swap) {
-        ibv_qp_ex.wr_atomic_cmp_swp.invoke(compareAndSwap, qpx(), rkey, remoteAddress, compare, swap);
+        ibv_qp_ex.wr_atomic_cmp_swp.invoke(enabled(compareAndSwap, "ibv_wr_atomic_cmp_swp",
+                ExtendedOperation.COMPARE_AND_SWAP), qpx(), rkey, remoteAddress, compare, swap);
         return this;
     }
 
     /** {@code ibv_wr_atomic_fetch_add}. */
     public ExtendedSend fetchAndAdd(int rkey, long remoteAddress, long add) {
-        ibv_qp_ex.wr_atomic_fetch_add.invoke(fetchAndAdd, qpx(), rkey, remoteAddress, add);
+        ibv_qp_ex.wr_atomic_fetch_add.invoke(enabled(fetchAndAdd, "ibv_wr_atomic_fetch_add",
+                ExtendedOperation.FETCH_AND_ADD), qpx(), rkey, remoteAddress, add);
         return this;
     }
 
@@ -154,9 +172,23 @@ public final class ExtendedSend {
         return this;
     }
 
-    /** {@code ibv_wr_set_inline_data}: copies {@code data} into the request now. */
+    /**
+     * {@code ibv_wr_set_inline_data}: copies {@code data} into the request now. The call holds {@code data}'s arena
+     * open while the provider copies, so no other thread can free it under the copy.
+     *
+     * @throws IllegalArgumentException if {@code data} is a heap segment (the provider copies by address)
+     * @throws IllegalStateException    if {@code data}'s arena is closed, or no batch is under way
+     */
     public ExtendedSend inline(MemorySegment data) {
-        ibv_qp_ex.wr_set_inline_data.invoke(setInlineData, qpx(), data, data.byteSize());
+        MemorySegment q = qpx();
+        if (!data.isNative()) {
+            throw new IllegalArgumentException("ibv_wr_set_inline_data needs a native segment: the provider copies"
+                    + " from its address (copy heap bytes into native memory first)");
+        }
+        if (!data.scope().isAlive()) {
+            throw new IllegalStateException("ibv_wr_set_inline_data: the segment's arena is closed");
+        }
+        ibv_qp_ex.wr_set_inline_data.invoke(setInlineData, q, data, data.byteSize());
         return this;
     }
 
@@ -176,7 +208,7 @@ public final class ExtendedSend {
     /**
      * Posts the batch ({@code ibv_wr_complete}).
      *
-     * @throws RdmaException if the provider rejects it; then none of the batch was posted
+     * @throws VerbException if the provider rejects it; then none of the batch was posted
      */
     public void complete() {
         MemorySegment q = qpx();
@@ -187,7 +219,7 @@ public final class ExtendedSend {
             endBatch();
         }
         if (rc != 0) {
-            throw RdmaException.of("ibv_wr_complete", rc, queuePair.describe());
+            throw VerbException.of("ibv_wr_complete", rc, queuePair.describe());
         }
     }
 

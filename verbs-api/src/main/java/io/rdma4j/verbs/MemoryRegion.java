@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.verbs.internal.Rank;
 import io.rdma4j.bindings.shim.Pointers;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_mr;
@@ -14,7 +15,7 @@ import java.lang.foreign.MemorySegment;
  * there). Thread-safety: immutable after creation except for {@link #close()}; the keys may be read from any
  * thread.
  */
-public final class MemoryRegion extends VerbsObject {
+public final class MemoryRegion extends NativeObject {
 
     private final ProtectionDomain protectionDomain;
     private final MemorySegment segment;

@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.verbs.internal.Rank;
 import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_mw;
@@ -18,7 +19,7 @@ import java.util.Set;
  * <p>Lifetime: keeps its protection domain alive. Thread-safety: {@link #rkey()} may be read from any thread;
  * binds must not race.
  */
-public final class MemoryWindow extends VerbsObject {
+public final class MemoryWindow extends NativeObject {
 
     /** The window types ({@code enum ibv_mw_type}). */
     public enum Type implements CValue {
@@ -68,7 +69,7 @@ public final class MemoryWindow extends VerbsObject {
      * through {@code qp}'s send queue; the bind completes on its send CQ with {@code workRequestId}.
      *
      * @throws IllegalStateException if this is a type 2 window
-     * @throws RdmaException         if the verb fails
+     * @throws VerbException         if the verb fails
      */
     public void bind(QueuePair qp, long workRequestId, MemoryRegion region, long offset, long length,
                      Set<Access> access, boolean signaled) {
@@ -89,7 +90,7 @@ public final class MemoryWindow extends VerbsObject {
             ibv_mw_bind_info.mw_access_flags(info, Access.mask(access));
             int rc = ContextOps.ibv_bind_mw(pointers[1], pointers[0], bind);
             if (rc != 0) {
-                throw RdmaException.of("ibv_bind_mw", rc, describe());
+                throw VerbException.of("ibv_bind_mw", rc, describe());
             }
         } finally {
             unpinAll(this, qp, region);

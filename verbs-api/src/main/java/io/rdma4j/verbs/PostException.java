@@ -6,7 +6,7 @@ package io.rdma4j.verbs;
  * posted, it and those after it were not. Typical causes: ENOMEM for a full work queue, EINVAL for too many
  * scatter/gather entries, an opcode the QP type lacks, or a QP in a state that does not accept posts.
  */
-public final class PostException extends RdmaException {
+public final class PostException extends VerbException {
 
     private static final long serialVersionUID = 1L;
 
@@ -16,7 +16,9 @@ public final class PostException extends RdmaException {
      * @param returned what the post verb returned: an errno value (some providers, e.g. siw, return it negated)
      */
     PostException(String verb, int returned, int index) {
-        super(verb, Math.abs(returned), "work request #" + index + " of the batch was rejected; earlier ones were posted");
+        super(verb, Math.abs(returned), index < 0 ? "the provider did not say which request it rejected: those before"
+                + " it were posted" : index == 0 ? "work request #0 of the batch was rejected; none was posted"
+                : "work request #" + index + " of the batch was rejected; the " + index + " before it were posted");
         this.index = index;
     }
 

@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.verbs.internal.Rank;
 import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedVerbs;
@@ -20,7 +21,7 @@ import java.util.Set;
  * <p>Lifetime: keeps its {@link Context} alive; closing it first closes the queue pairs, shared receive queues, memory
  * regions and windows and address handles created from it. Thread-safety: all methods may be called from any thread.
  */
-public final class ProtectionDomain extends VerbsObject {
+public final class ProtectionDomain extends NativeObject {
 
     private final Context context;
 
@@ -44,7 +45,7 @@ public final class ProtectionDomain extends VerbsObject {
      * @param segment a native segment (a heap segment can move and cannot be registered)
      * @param access  what the device and remote peers may do with it; empty means local read only
      * @throws IllegalArgumentException if {@code segment} is a heap segment or empty
-     * @throws RdmaException            if the verb fails; ENOMEM usually means the locked-memory limit is too low
+     * @throws VerbException            if the verb fails; ENOMEM usually means the locked-memory limit is too low
      */
     public MemoryRegion registerMemory(MemorySegment segment, Set<Access> access) {
         return register(segment, access, null);
@@ -69,7 +70,7 @@ public final class ProtectionDomain extends VerbsObject {
                     ? "registered memory is locked: raise the locked-memory limit (ulimit -l, or LimitMEMLOCK= for a"
                     + " systemd service) above " + segment.byteSize() + " bytes"
                     : segment.byteSize() + " bytes at 0x" + Long.toHexString(segment.address());
-            throw RdmaException.of("ibv_reg_mr_iova2", errno, hint);
+            throw VerbException.of("ibv_reg_mr_iova2", errno, hint);
         }
         return new MemoryRegion(this, mr, segment, free);
     }
@@ -82,7 +83,7 @@ public final class ProtectionDomain extends VerbsObject {
      * slab is freed: once all regions of the slab are closed.
      *
      * @throws IllegalArgumentException if {@code size < 1}
-     * @throws RdmaException            as {@link #registerMemory}; {@code malloc} ENOMEM if the memory is exhausted
+     * @throws VerbException            as {@link #registerMemory}; {@code malloc} ENOMEM if the memory is exhausted
      */
     public MemoryRegion allocateMemory(long size, Set<Access> access) {
         if (size < 1) {
@@ -108,7 +109,7 @@ public final class ProtectionDomain extends VerbsObject {
      *
      * @param maxWorkRequests  receive requests it must hold
      * @param maxScatterGather scatter entries per request
-     * @throws RdmaException if the verb fails
+     * @throws VerbException if the verb fails
      */
     public SharedReceiveQueue createSharedReceiveQueue(int maxWorkRequests, int maxScatterGather) {
         try (Arena arena = Arena.ofConfined()) {
@@ -119,7 +120,7 @@ public final class ProtectionDomain extends VerbsObject {
             MemorySegment state = Errno.state();
             MemorySegment srq = withPinned(pd -> ExportedVerbs.ibv_create_srq(state, pd, init));
             if (srq.address() == 0) {
-                throw RdmaException.of("ibv_create_srq", Errno.get(state),
+                throw VerbException.of("ibv_create_srq", Errno.get(state),
                         maxWorkRequests + " requests of " + maxScatterGather + " entries");
             }
             return new SharedReceiveQueue(this, srq);
@@ -129,7 +130,7 @@ public final class ProtectionDomain extends VerbsObject {
     /**
      * Creates an address handle for UD sends to {@code address} ({@code ibv_create_ah}).
      *
-     * @throws RdmaException if the verb fails (e.g. EINVAL for a GID index that does not exist)
+     * @throws VerbException if the verb fails (e.g. EINVAL for a GID index that does not exist)
      */
     public AddressHandle createAddressHandle(AddressVector address) {
         try (Arena arena = Arena.ofConfined()) {
@@ -138,7 +139,7 @@ public final class ProtectionDomain extends VerbsObject {
             MemorySegment state = Errno.state();
             MemorySegment ah = withPinned(pd -> ExportedVerbs.ibv_create_ah(state, pd, attr));
             if (ah.address() == 0) {
-                throw RdmaException.of("ibv_create_ah", Errno.get(state), address.toString());
+                throw VerbException.of("ibv_create_ah", Errno.get(state), address.toString());
             }
             return new AddressHandle(this, ah, address);
         }
@@ -153,7 +154,7 @@ public final class ProtectionDomain extends VerbsObject {
         MemorySegment state = Errno.state();
         MemorySegment mw = withPinned(pd -> ContextOps.ibv_alloc_mw(state, pd, type.value()));
         if (mw.address() == 0) {
-            throw RdmaException.of("ibv_alloc_mw", Errno.get(state), type.toString());
+            throw VerbException.of("ibv_alloc_mw", Errno.get(state), type.toString());
         }
         return new MemoryWindow(this, mw, type);
     }

@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.verbs.internal.Rank;
 import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.shim.Errno;
 import io.rdma4j.bindings.shim.ExportedVerbs;
@@ -37,7 +38,7 @@ import java.util.Set;
  * thread can do so through a {@link #confinedPoster()}, which saves each post the pin that guards it against a close
  * on another thread.
  */
-public final class QueuePair extends VerbsObject {
+public final class QueuePair extends NativeObject {
 
     private final ProtectionDomain protectionDomain;
     private final QueuePairType type;
@@ -102,6 +103,7 @@ public final class QueuePair extends VerbsObject {
         // An extended QP's handle spans ibv_qp_ex (which begins with ibv_qp), for ExtendedSend's calls.
         super(builder.pd, qp, extended ? ibv_qp_ex.layout().byteSize() : ibv_qp.layout().byteSize(),
                 Rank.QUEUE_PAIR, factory.destroyVerb(), factory.destroyer(qp));
+        findable(); // async events name it by address
         if (extended) {
             MemorySegment self = pinned();
             try {
@@ -176,8 +178,9 @@ public final class QueuePair extends VerbsObject {
     /**
      * Posts the batch's send requests ({@code ibv_post_send}). Allocates nothing.
      *
-     * @throws PostException         if the provider rejected a request (its index is in the exception)
-     * @throws IllegalStateException if this QP or the batch is closed, the batch is empty or holds more requests
+     * @throws PostException            if the provider rejected a request (its index is in the exception)
+     * @throws UnsupportedVerbException if the batch holds atomics and the device reports none ({@code atomic_cap})
+     * @throws IllegalStateException    if this QP or the batch is closed, the batch is empty or holds more requests
      *                               than the send queue was granted, a request names a closed region, address
      *                               handle or window, or (UD) lacks a destination
      */
@@ -193,11 +196,28 @@ public final class QueuePair extends VerbsObject {
     /** {@link #postSend(SendWorkRequests)} on the address of a pin already held (by that call or a poster). */
     void postSend(long qp, SendWorkRequests requests) {
         checkDepth(requests, capabilities.maxSendWorkRequests(), "send");
+        if (requests.hasAtomics()) {
+            refuseAtomicsWithoutTheCapability();
+        }
         if (type == QueuePairType.UNRELIABLE_DATAGRAM && !requests.everyRequestAddressed()) {
             // The provider reads the address handle of every UD request: a missing one is a NULL dereference.
             throw new IllegalStateException("a send on a UD queue pair needs a destination(...) on every request");
         }
         requests.post(postSendFunction, qp, "ibv_post_send");
+    }
+
+    /**
+     * Refuses atomics before C on a device that reports none ({@code atomic_cap} NONE: siw): its provider would
+     * reject them as a bare EINVAL. Reads the context's cached device attributes: one volatile read per atomic post.
+     */
+    private void refuseAtomicsWithoutTheCapability() {
+        Context context = protectionDomain.context();
+        AtomicCapability capability = context.limits().atomicCapability();
+        if (capability == AtomicCapability.NONE) {
+            throw new UnsupportedVerbException("ibv_post_send", RdmaCore.EOPNOTSUPP(), "the batch holds atomics"
+                    + " (compare-and-swap, fetch-and-add), and " + context.device().name() + " reports atomic_cap "
+                    + capability + ": it has no atomic operations; nothing was posted");
+        }
     }
 
     /**
@@ -247,7 +267,7 @@ public final class QueuePair extends VerbsObject {
      *
      * @throws IllegalStateException    if the QP's current state cannot move to the requested one
      * @throws IllegalArgumentException if the transition needs attributes that were not set
-     * @throws RdmaException            if the verb fails otherwise (e.g. for a value the device rejects)
+     * @throws VerbException            if the verb fails otherwise (e.g. for a value the device rejects)
      */
     public void modify(QueuePairAttributes attributes) {
         Objects.requireNonNull(attributes, "attributes");
@@ -278,7 +298,7 @@ public final class QueuePair extends VerbsObject {
             }
             return;
         }
-        RdmaException failure = RdmaException.of("ibv_modify_qp", rc, describe() + " attributes "
+        VerbException failure = VerbException.of("ibv_modify_qp", rc, describe() + " attributes "
                 + QueuePairTransitions.names(attributes.mask())
                 + (attributes.state() == null ? "" : " to " + attributes.state()));
         if (rc == RdmaCore.EINVAL() && to != null) {
@@ -384,7 +404,7 @@ public final class QueuePair extends VerbsObject {
             MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
             int rc = withPinned(qp -> RdmaCore.ibv_query_qp(qp, attr, mask, init));
             if (rc != 0) {
-                throw RdmaException.of("ibv_query_qp", rc, describe());
+                throw VerbException.of("ibv_query_qp", rc, describe());
             }
             return QueuePairAttributes.readFrom(attr);
         }
@@ -397,7 +417,7 @@ public final class QueuePair extends VerbsObject {
     }
 
     @Override
-    String describe() {
+    protected String describe() {
         return "QueuePair(" + type + " 0x" + Integer.toHexString(number) + ")";
     }
 
@@ -419,7 +439,7 @@ public final class QueuePair extends VerbsObject {
         private CompletionQueue sendCompletionQueue;
         private CompletionQueue receiveCompletionQueue;
         private SharedReceiveQueue sharedReceiveQueue;
-        private QueuePairCapabilities capabilities = new QueuePairCapabilities(16, 16, 1, 1, 0);
+        private QueuePairCapabilities capabilities = QueuePairCapabilities.defaults();
         private boolean signalAll;
         private Set<ExtendedOperation> extendedOperations;
 
@@ -477,7 +497,7 @@ public final class QueuePair extends VerbsObject {
          * RESET.
          *
          * @throws IllegalStateException if a completion queue is missing or anything involved is closed
-         * @throws RdmaException         if the verb fails (e.g. EINVAL when the sizes exceed the device's limits,
+         * @throws VerbException         if the verb fails (e.g. EINVAL when the sizes exceed the device's limits,
          *                               EOPNOTSUPP/UnsupportedVerbException for a type the device lacks)
          */
         public QueuePair create() {
@@ -510,7 +530,7 @@ public final class QueuePair extends VerbsObject {
             boolean extended = extendedOperations != null;
             // The objects the new QP will use may not close between its creation and its uses(...) below: the
             // kernel would refuse to destroy them (EBUSY), and libsiw unmaps a CQ before it asks the kernel.
-            VerbsObject[] used = {pd, sendCompletionQueue, receiveCompletionQueue, sharedReceiveQueue};
+            NativeObject[] used = {pd, sendCompletionQueue, receiveCompletionQueue, sharedReceiveQueue};
             MemorySegment[] pointers = pinAll(used);
             try {
                 // ibv_qp_init_attr_ex starts with the members of ibv_qp_init_attr: one struct serves both verbs.
@@ -532,7 +552,7 @@ public final class QueuePair extends VerbsObject {
                 MemorySegment state = Errno.state();
                 MemorySegment qp = factory.create(state, pointers[0], init, extended);
                 if (qp.address() == 0) {
-                    throw RdmaException.of(factory.verb(extended), Errno.get(state), type + " with " + capabilities);
+                    throw VerbException.of(factory.verb(extended), Errno.get(state), type + " with " + capabilities);
                 }
                 QueuePair created = new QueuePair(this, qp,
                         QueuePairCapabilities.readFrom(ibv_qp_init_attr_ex.cap(init)), extended, factory);

@@ -1,62 +1,35 @@
 package io.rdma4j.verbs;
 
-import io.rdma4j.bindings.verbs.RdmaCore;
-
 /**
- * A verb failed. Carries the C verb's name ({@link #verb()}) and the {@code errno} it reported ({@link #errno()});
- * the message adds {@code strerror(errno)} and, where one is known, what to do about it.
+ * RDMA failed: the one root of every exception that rdma4j throws for a failure of the hardware, the provider or
+ * the peer, in every module, so that a caller can catch "RDMA failed" in one place. What the failure was about is
+ * in the subclass:
+ * <ul>
+ *   <li>{@link VerbException}: a libibverbs or librdmacm call failed, with the call's name and its errno
+ *       ({@link UnsupportedVerbException} when the provider lacks the feature, {@link PostException} for a post
+ *       that the provider rejected, with the rejected request's index);</li>
+ *   <li>{@link WorkCompletionException}: a work request completed with an error status, with its opcode, work
+ *       request id, queue pair, status and vendor error;</li>
+ *   <li>{@code io.rdma4j.cm.ConnectionException}: a connection step failed, with the step, the connection
+ *       manager's event and the peer's reject reason, or the failed call as its cause.</li>
+ * </ul>
  *
- * <p>Features a provider does not implement ({@code EOPNOTSUPP}, {@code ENOSYS}) are
- * {@link UnsupportedVerbException}s, so that callers can tell "not here" from "went wrong". Misuse that rdma4j
- * detects before calling C (closed objects, heap segments, bad arguments) is an {@link IllegalStateException} or
- * {@link IllegalArgumentException}, not this type.
+ * <p>Misuse that rdma4j detects before calling C (a closed object, a value out of a C field's range, a call in
+ * the wrong state) is not an {@code RdmaException} but an {@link IllegalStateException} or
+ * {@link IllegalArgumentException} that names the verb and the field: it is a bug of the caller, not a failure of
+ * RDMA. Unchecked, like every exception of rdma4j.
  */
-public class RdmaException extends RuntimeException {
+public abstract class RdmaException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
-    private final String verb;
-    private final int errno;
-
-    /**
-     * @param verb  the C function that failed, e.g. {@code ibv_reg_mr_iova2}
-     * @param errno the errno it reported
-     * @param hint  extra advice for the message, or {@code null}
-     */
-    protected RdmaException(String verb, int errno, String hint) {
-        super(verb + " failed: errno " + errno + " (" + describe(errno) + ")" + (hint == null ? "" : "; " + hint));
-        this.verb = verb;
-        this.errno = errno;
+    /** For rdma4j's own subclasses, in every module. */
+    protected RdmaException(String message) {
+        super(message);
     }
 
-    /** Creates the exception for a failed verb: an {@link UnsupportedVerbException} for EOPNOTSUPP/ENOSYS. */
-    public static RdmaException of(String verb, int errno) {
-        return of(verb, errno, null);
-    }
-
-    /**
-     * As {@link #of(String, int)}, with advice or context appended to the message. Public for the modules built on
-     * the verbs API (the connection manager).
-     */
-    public static RdmaException of(String verb, int errno, String hint) {
-        if (errno == RdmaCore.EOPNOTSUPP() || errno == RdmaCore.ENOSYS()) {
-            return new UnsupportedVerbException(verb, errno, hint);
-        }
-        return new RdmaException(verb, errno, hint);
-    }
-
-    /** The C verb that failed, e.g. {@code ibv_modify_qp}. */
-    public String verb() {
-        return verb;
-    }
-
-    /** The errno the verb reported (positive, as in {@code <errno.h>}). */
-    public int errno() {
-        return errno;
-    }
-
-    /** {@code strerror(errno)}. */
-    static String describe(int errno) {
-        return RdmaCore.strerror(errno).getString(0);
+    /** For rdma4j's own subclasses, in every module: {@code cause} is the failure this one reports. */
+    protected RdmaException(String message, Throwable cause) {
+        super(message, cause);
     }
 }

@@ -56,7 +56,7 @@ final class RegionMemory {
     /**
      * Allocates {@code size} bytes.
      *
-     * @throws RdmaException {@code malloc} ENOMEM if the memory is exhausted
+     * @throws VerbException {@code malloc} ENOMEM if the memory is exhausted
      */
     Allocation allocate(long size) {
         try {
@@ -77,7 +77,7 @@ final class RegionMemory {
                 return current.carve(size, pages);
             }
         } catch (OutOfMemoryError e) {
-            throw RdmaException.of("malloc", RdmaCore.ENOMEM(), size + " bytes for a region");
+            throw VerbException.of("malloc", RdmaCore.ENOMEM(), size + " bytes for a region");
         }
     }
 

@@ -4,6 +4,7 @@ import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_mw_bind_info;
 import io.rdma4j.bindings.verbs.ibv_send_wr;
 import io.rdma4j.verbs.internal.FieldRange;
+import java.lang.foreign.MemorySegment;
 import java.util.Set;
 
 /**
@@ -19,8 +20,11 @@ import java.util.Set;
  * }</pre>
  *
  * <p>{@link #inline()} asks the provider to copy the gathered bytes into the work queue during the post: the
- * memory may then be reused at once and need not be registered, up to the QP's inline limit. Without it, the
- * memory must stay untouched until the request's completion.
+ * memory may then be reused at once, up to the QP's inline limit. Without it, the memory must stay untouched until
+ * the request's completion. Unregistered memory goes inline through {@link #inline(MemorySegment)}, which copies it
+ * into the batch at once: the provider copies inline bytes from raw addresses, so an inline request takes its bytes
+ * only from memory that the JVM vouches for (a region, or the batch itself), never from
+ * {@link #gatherUnchecked}.
  *
  * <p>Lifetime: owns its native memory; {@link #close()} frees it (a Cleaner frees a dropped batch's). A post
  * refuses a batch that names a closed region (or handle, or window) with {@link IllegalStateException}, and the
@@ -83,13 +87,38 @@ public final class SendWorkRequests extends WorkRequestBatch {
     /** How many requests have a {@link #destination}; the request being filled has one if {@link #addressedNow}. */
     private int addressed;
     private boolean addressedNow;
+    /** How many requests are atomics, which a device without atomics must never be given. */
+    private int atomics;
+    /** Whether the request being filled is inline, and whether it has an entry from {@link #gatherUnchecked}. */
+    private boolean inlineNow;
+    private boolean uncheckedNow;
+    /**
+     * Where {@link #inline(MemorySegment)} copies its bytes (the first {@link #staged} are in use), in an automatic
+     * arena like the requests: the batch's own memory, which the provider then copies during the post.
+     */
+    private MemorySegment staging = MemorySegment.NULL;
+    private long staged;
+    /** Staging areas outgrown since the last clear: entries still point into them. Grows only with the staging. */
+    private final java.util.List<MemorySegment> outgrown = new java.util.ArrayList<>(2);
 
     /** Empties the batch. */
     public SendWorkRequests clear() {
         reset();
         addressed = 0;
         addressedNow = false;
+        atomics = 0;
+        inlineNow = false;
+        uncheckedNow = false;
+        staged = 0;
+        if (!outgrown.isEmpty()) {
+            outgrown.clear();
+        }
         return this;
+    }
+
+    /** Whether a request is an atomic (compare-and-swap, fetch-and-add). */
+    boolean hasAtomics() {
+        return atomics > 0;
     }
 
     /** Whether every request has a destination, as a UD queue pair needs (providers dereference its handle). */
@@ -199,13 +228,58 @@ public final class SendWorkRequests extends WorkRequestBatch {
     }
 
     /**
-     * Adds a gather entry without checking it against a region: the device checks it, and a bad one completes
-     * with an error status rather than failing here. Also the way to gather unregistered memory with
-     * {@link #inline()} ({@code lkey} is then ignored).
+     * Adds a gather entry without checking it against a region: the device checks it against {@code lkey}, and a bad
+     * one completes with an error status rather than failing here. Never inline: the provider would copy from the
+     * raw address itself, where a bad one crashes the process (use {@link #inline(MemorySegment)}).
+     *
+     * @throws IllegalStateException if the request is {@linkplain #inline() inline}
      */
     public SendWorkRequests gatherUnchecked(long address, long length, int lkey) {
+        if (inlineNow) {
+            throw uncheckedInline();
+        }
         addEntry(address, length, lkey);
+        uncheckedNow = true;
         return this;
+    }
+
+    /**
+     * Adds {@code data} to the last request as inline data and makes it {@linkplain #inline() inline}: the bytes
+     * are copied into the batch now (a heap or native segment, registered or not), so {@code data} may change or be
+     * freed at once; the provider copies them into the work queue at post. Reuses the batch's memory from one fill
+     * to the next (it grows, rarely, to the most bytes one fill has staged).
+     *
+     * @throws IllegalStateException     if {@code data}'s arena is closed, or the request has an unchecked entry
+     * @throws IllegalArgumentException  if {@code data} is longer than {@code ibv_sge.length} allows
+     */
+    public SendWorkRequests inline(MemorySegment data) {
+        long length = data.byteSize();
+        FieldRange.unsigned32("ibv_sge.length", length);
+        current();
+        if (uncheckedNow) {
+            throw uncheckedInline();
+        }
+        if (staging.byteSize() - staged < length) {
+            growStaging(length);
+        }
+        MemorySegment.copy(data, 0, staging, staged, length);
+        addEntry(staging.address() + staged, length, 0);
+        staged += length;
+        return inline();
+    }
+
+    /** Makes room for {@code length} more staged bytes; the entries already staged keep their area alive. */
+    private void growStaging(long length) {
+        if (staged > 0) {
+            outgrown.add(staging);
+        }
+        long size = Math.max(Math.max(256, 2 * staging.byteSize()), staged + length);
+        staging = java.lang.foreign.Arena.ofAuto().allocate(size, 8);
+    }
+
+    private static IllegalStateException uncheckedInline() {
+        return new IllegalStateException("ibv_send_wr: an inline request cannot have an entry from gatherUnchecked"
+                + " (the provider would copy from its raw address): gather from a region, or use inline(MemorySegment)");
     }
 
     /** Asks for a completion of the last request ({@code IBV_SEND_SIGNALED}; implied when the QP signals all). */
@@ -218,9 +292,18 @@ public final class SendWorkRequests extends WorkRequestBatch {
         return flag(SEND_SOLICITED);
     }
 
-    /** Sends the last request's data inline ({@code IBV_SEND_INLINE}): copied at post, see the class comment. */
+    /**
+     * Sends the last request's data inline ({@code IBV_SEND_INLINE}): copied at post, see the class comment.
+     *
+     * @throws IllegalStateException if the request has an entry from {@link #gatherUnchecked}
+     */
     public SendWorkRequests inline() {
+        current();
+        if (uncheckedNow) {
+            throw uncheckedInline();
+        }
         readsRegionsDuringPost();
+        inlineNow = true;
         return flag(SEND_INLINE);
     }
 
@@ -249,6 +332,8 @@ public final class SendWorkRequests extends WorkRequestBatch {
     private long start(long workRequestId, int opcode) {
         long at = begin(workRequestId);
         addressedNow = false;
+        inlineNow = false;
+        uncheckedNow = false;
         putInt(at + OPCODE, opcode);
         return at;
     }
@@ -259,6 +344,7 @@ public final class SendWorkRequests extends WorkRequestBatch {
     }
 
     private void atomic(long at, long remoteAddress, int rkey, long compareOrAdd) {
+        atomics++;
         putLong(at + ATOMIC_ADDR, remoteAddress);
         putInt(at + ATOMIC_RKEY, rkey);
         putLong(at + ATOMIC_COMPARE_ADD, compareOrAdd);

@@ -1,5 +1,6 @@
 package io.rdma4j.verbs;
 
+import io.rdma4j.verbs.internal.Rank;
 import io.rdma4j.bindings.shim.ContextOps;
 import io.rdma4j.bindings.verbs.RdmaCore;
 import io.rdma4j.bindings.verbs.ibv_srq;
@@ -15,7 +16,7 @@ import java.lang.foreign.MemorySegment;
  * protection domain or context does so). Thread-safety: posting from several threads is safe; a loop that posts
  * from one thread can do so through a {@link #confinedPoster()}, which saves each post its pin.
  */
-public final class SharedReceiveQueue extends VerbsObject {
+public final class SharedReceiveQueue extends NativeObject {
 
     private final ProtectionDomain protectionDomain;
     private final MemorySegment postFunction;
@@ -23,6 +24,7 @@ public final class SharedReceiveQueue extends VerbsObject {
     SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq) {
         super(pd, srq, ibv_srq.layout().byteSize(), Rank.SHARED_RECEIVE_QUEUE, "ibv_destroy_srq",
                 RdmaCore::ibv_destroy_srq);
+        findable(); // async events name it by address
         this.protectionDomain = pd;
         this.postFunction = pd.context().withPinned(ContextOps::postSrqRecvFunction);
     }
@@ -73,7 +75,7 @@ public final class SharedReceiveQueue extends VerbsObject {
             ibv_srq_attr.srq_limit(attr, limit);
             int rc = withPinned(srq -> RdmaCore.ibv_modify_srq(srq, attr, RdmaCore.IBV_SRQ_LIMIT()));
             if (rc != 0) {
-                throw RdmaException.of("ibv_modify_srq", rc, "limit " + limit);
+                throw VerbException.of("ibv_modify_srq", rc, "limit " + limit);
             }
         }
     }
@@ -94,7 +96,7 @@ public final class SharedReceiveQueue extends VerbsObject {
             MemorySegment attr = arena.allocate(ibv_srq_attr.layout());
             int rc = withPinned(srq -> RdmaCore.ibv_query_srq(srq, attr));
             if (rc != 0) {
-                throw RdmaException.of("ibv_query_srq", rc);
+                throw VerbException.of("ibv_query_srq", rc);
             }
             return new Attributes(ibv_srq_attr.max_wr(attr), ibv_srq_attr.max_sge(attr), ibv_srq_attr.srq_limit(attr));
         }

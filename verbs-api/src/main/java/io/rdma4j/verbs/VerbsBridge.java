@@ -4,7 +4,6 @@ import io.rdma4j.verbs.internal.NativeResource;
 import io.rdma4j.verbs.internal.QueuePairFactory;
 import io.rdma4j.verbs.internal.VerbsInternals;
 import java.lang.foreign.MemorySegment;
-import java.lang.ref.Cleaner;
 
 /** The implementation of {@link VerbsInternals.Access}: package-private access for rdma4j's other modules. */
 final class VerbsBridge implements VerbsInternals.Access {
@@ -22,13 +21,13 @@ final class VerbsBridge implements VerbsInternals.Access {
     }
 
     @Override
-    public NativeResource resource(Object verbsObject) {
-        return ((VerbsObject) verbsObject).resource();
+    public NativeResource resource(NativeObject object) {
+        return object.resource();
     }
 
     @Override
     public void keepReachable(Object verbsObject, Object other) {
-        ((VerbsObject) verbsObject).keepReachable(other);
+        ((NativeObject) verbsObject).keepReachable(other);
     }
 
     @Override
@@ -49,10 +48,5 @@ final class VerbsBridge implements VerbsInternals.Access {
     @Override
     public AddressVector addressVector(MemorySegment ahAttr) {
         return AddressVector.readFrom(ahAttr);
-    }
-
-    @Override
-    public Cleaner cleaner() {
-        return VerbsObject.CLEANER;
     }
 }

@@ -94,6 +94,24 @@ public final class WorkCompletions implements AutoCloseable {
         return RdmaCore.ibv_wc_status_str(intAt(index, STATUS)).getString(0);
     }
 
+    /**
+     * Completion {@code index}'s failure as an exception, for the caller to throw or hand on: its status with
+     * libibverbs' text, vendor error, work request id and queue pair, and {@code posted}, the operation the caller
+     * posted (a failed completion's own opcode is undefined). Allocates: for the error path only.
+     *
+     * @param posted  what the request was, or {@link WorkCompletionOpcode#UNKNOWN}
+     * @param context what the request was for, put before the message (e.g. the connection), or {@code null}
+     * @throws IllegalStateException if the completion succeeded
+     */
+    public WorkCompletionException failure(int index, WorkCompletionOpcode posted, String context) {
+        int status = intAt(index, STATUS);
+        if (status == 0) {
+            throw new IllegalStateException("completion " + index + " succeeded: it is no failure");
+        }
+        return new WorkCompletionException(posted, workRequestId(index), queuePairNumber(index), status,
+                statusText(index), vendorError(index), context);
+    }
+
     /** {@code opcode}: valid only for successful completions (libibverbs leaves it undefined on errors). */
     public WorkCompletionOpcode opcode(int index) {
         return WorkCompletionOpcode.fromC(intAt(index, OPCODE));

@@ -75,7 +75,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
     private int count;
     private int currentSges;
     /** The objects the filled requests name, each run of one object once. */
-    private final VerbsObject[] named;
+    private final NativeObject[] named;
     private int namedCount;
     /** Whether a request is inline: the provider then reads the regions' bytes during the post. */
     private boolean readsRegions;
@@ -105,7 +105,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
         this.sgesAddress = sges.address();
         this.badRequestAddress = badRequest.address();
         // Per request: its entries' regions plus at most two more objects (an address handle; a window and region).
-        this.named = new VerbsObject[Math.toIntExact(Math.min(Integer.MAX_VALUE - 8,
+        this.named = new NativeObject[Math.toIntExact(Math.min(Integer.MAX_VALUE - 8,
                 (long) capacity * (maxScatterGather + 2)))];
     }
 
@@ -150,7 +150,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
     }
 
     /** Remembers that the current request names {@code object}, to be checked and pinned at post. */
-    final void name(VerbsObject object) {
+    final void name(NativeObject object) {
         object.checkOpen();
         if (namedCount == 0 || named[namedCount - 1] != object) {
             named[namedCount++] = object;
@@ -164,16 +164,23 @@ abstract class WorkRequestBatch implements AutoCloseable {
      */
     final void pinNamed() {
         for (int i = 0; i < namedCount; i++) {
-            VerbsObject object = named[i];
+            NativeObject object = named[i];
             if (!(pins(object) ? object.resource().pin() : object.resource().isUsable())) {
                 unpin(i);
                 throw new IllegalStateException("a request names " + object.describe() + ", which is closed");
+            }
+            // An inline copy reads a caller's registered segment: refused once its arena is closed (its pages may be
+            // unmapped), where a region only hands its key to the device, which holds the pages itself.
+            if (readsRegions && object instanceof MemoryRegion region && !region.segment().scope().isAlive()) {
+                unpin(i + 1);
+                throw new IllegalStateException("an inline request reads " + object.describe() + ", whose memory's"
+                        + " arena is closed: close a region before the arena of the segment it registers");
             }
         }
     }
 
     /** Whether the provider reads {@code object} during the post (see the class comment). */
-    private boolean pins(VerbsObject object) {
+    private boolean pins(NativeObject object) {
         return readsRegions || !(object instanceof MemoryRegion);
     }
 

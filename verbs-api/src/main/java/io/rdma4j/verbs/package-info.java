@@ -18,8 +18,11 @@
  *       per call. The extended API: {@link io.rdma4j.verbs.ExtendedSend}, {@link io.rdma4j.verbs.ExtendedPoll}.</li>
  *   <li>Values: {@link io.rdma4j.verbs.QueuePairAttributes} (checked against the state machine),
  *       {@link io.rdma4j.verbs.AddressVector}, {@link io.rdma4j.verbs.PortAttributes},
- *       {@link io.rdma4j.verbs.DeviceAttributes} and the enums of the C constants; failures are
- *       {@link io.rdma4j.verbs.RdmaException}s carrying the verb and its errno.</li>
+ *       {@link io.rdma4j.verbs.DeviceAttributes} and the enums of the C constants.</li>
+ *   <li>Failures: every one is an {@link io.rdma4j.verbs.RdmaException} (in every module of rdma4j): a failed call
+ *       is a {@link io.rdma4j.verbs.VerbException} carrying the verb and its errno, a failed work request a
+ *       {@link io.rdma4j.verbs.WorkCompletionException}. Misuse is an {@link IllegalArgumentException} or
+ *       {@link IllegalStateException} naming the verb and field, raised before C runs.</li>
  * </ul>
  *
  * <p>Lifetimes: a child holds its parent, closing a parent closes its children first in libibverbs' order, close

@@ -20,7 +20,7 @@ class CompletionQueueTest {
     void beyondTheDeviceLimitIsAVerbError() {
         try (Context context = TestDevice.open()) {
             int tooMany = context.queryDevice().maxCompletionQueueEntries() + 1;
-            RdmaException e = assertThrows(RdmaException.class, () -> context.createCompletionQueue(tooMany));
+            VerbException e = assertThrows(VerbException.class, () -> context.createCompletionQueue(tooMany));
             assertTrue(e.getMessage().startsWith("ibv_create_cq failed: errno "), e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> context.createCompletionQueue(0));
         }

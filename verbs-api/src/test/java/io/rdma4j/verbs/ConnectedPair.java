@@ -38,7 +38,8 @@ final class ConnectedPair implements AutoCloseable {
         this.srq = sharedReceiveQueue ? pd.createSharedReceiveQueue(16, 1) : null;
         this.clientCq = context.createCompletionQueue(64, channel, 0);
         this.serverCq = context.createCompletionQueue(64, channel, 0);
-        QueuePairCapabilities caps = new QueuePairCapabilities(32, 32, 2, 2, 64);
+        QueuePairCapabilities caps = QueuePairCapabilities.defaults().withSendQueue(32).withReceiveQueue(32)
+                .withSendScatterGather(2).withReceiveScatterGather(2).withInlineData(64);
         this.client = clientSetup.apply(pd.queuePair(type).completionQueue(clientCq).capabilities(caps)).create();
         QueuePair.Builder serverBuilder = pd.queuePair(type).completionQueue(serverCq).capabilities(caps);
         if (srq != null) {

@@ -3,6 +3,7 @@ package io.rdma4j.verbs;
 import static io.rdma4j.verbs.ConnectedPair.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -43,6 +44,8 @@ class DataPathTest extends PairFixture {
         assertTrue(completions.isSuccess(0), completions.statusText(0));
         assertEquals(5, completions.workRequestId(0));
         assertEquals(WorkCompletionOpcode.SEND, completions.opcode(0));
+        assertThrows(IllegalStateException.class, () -> completions.failure(0, WorkCompletionOpcode.SEND, null),
+                "a success is no failure");
         await(pair.serverCq, completions, 1);
         assertTrue(completions.isSuccess(0), completions.statusText(0));
         assertEquals(77, completions.workRequestId(0));
@@ -71,17 +74,18 @@ class DataPathTest extends PairFixture {
     }
 
     @Test
-    void inlineDataIsCopiedAtPost() {
+    void unregisteredInlineDataIsCopiedIntoTheBatchAndThenByTheProvider() {
         assumeTrue(pair.client.capabilities().maxInlineData() >= 32, "the provider grants no inline data");
         try (var arena = java.lang.foreign.Arena.ofConfined()) {
             MemorySegment unregistered = arena.allocate(32);
             unregistered.setString(0, "inline bytes");
             receives.clear().add(1).scatter(serverMemory, 0, 64);
             pair.server.postReceive(receives);
-            sends.clear().send(3).gatherUnchecked(unregistered.address(), 32, 0).inline().signaled();
-            pair.client.postSend(sends);
+            sends.clear().send(3).inline(unregistered).signaled();
             unregistered.setString(0, "overwritten!");
         }
+        // Copied into the batch at once: the arena is closed before the post, and the post is the provider's copy.
+        pair.client.postSend(sends);
         await(pair.clientCq, completions, 1);
         assertTrue(completions.isSuccess(0), completions.statusText(0));
         await(pair.serverCq, completions, 1);
@@ -165,6 +169,19 @@ class DataPathTest extends PairFixture {
         assertEquals(WorkCompletionOpcode.COMPARE_AND_SWAP, completions.opcode(0));
         assertEquals(42, clientMemory.segment().get(ValueLayout.JAVA_LONG, 8));
         assertEquals(7, serverMemory.segment().get(ValueLayout.JAVA_LONG, 64));
+    }
+
+    /** siw reports atomic_cap NONE: atomics are refused before C, naming the device and the capability. */
+    @Test
+    void atomicsOnADeviceWithoutThemAreRefusedBeforeTheProvider() {
+        assumeTrue(context.queryDevice().atomicCapability() == AtomicCapability.NONE,
+                "SKIPPED: " + context.device().name() + " has atomics");
+        sends.clear().send(1).gather(clientMemory, 0, 8)
+                .fetchAndAdd(2, serverMemory.address() + 64, serverMemory.rkey(), 2).gather(clientMemory, 0, 8);
+        UnsupportedVerbException e = assertThrows(UnsupportedVerbException.class, () -> pair.client.postSend(sends));
+        assertTrue(e.getMessage().contains(context.device().name() + " reports atomic_cap NONE")
+                && e.getMessage().contains("nothing was posted"), e.getMessage());
+        assertEquals(0, pair.clientCq.poll(completions), "nothing was posted");
     }
 
     @Test

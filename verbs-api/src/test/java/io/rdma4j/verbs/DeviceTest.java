@@ -53,7 +53,7 @@ class DeviceTest {
     void aPortTheDeviceDoesNotHaveIsAnError() {
         try (Context context = TestDevice.open()) {
             int beyond = context.queryDevice().physicalPortCount() + 1;
-            RdmaException e = assertThrows(RdmaException.class, () -> context.queryPort(beyond));
+            VerbException e = assertThrows(VerbException.class, () -> context.queryPort(beyond));
             assertEquals("ibv_query_port", e.verb());
             assertThrows(IllegalArgumentException.class, () -> context.queryPort(0));
         }

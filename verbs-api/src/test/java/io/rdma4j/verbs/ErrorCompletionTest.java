@@ -3,6 +3,7 @@ package io.rdma4j.verbs;
 import static io.rdma4j.verbs.ConnectedPair.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -68,6 +69,18 @@ class ErrorCompletionTest extends PairFixture {
         // siw: the target answers with an iWARP TERMINATE, which moves the QP to error and flushes the READ.
         assertEquals(iwarp() ? WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR : WorkCompletionStatus.REMOTE_ACCESS_ERROR,
                 completions.status(0), completions.statusText(0));
+        // The same failure as the exception a caller that waited on the READ gets.
+        WorkCompletionException failure = completions.failure(0, WorkCompletionOpcode.RDMA_READ, "reading the peer");
+        assertEquals(WorkCompletionOpcode.RDMA_READ, failure.opcode());
+        assertEquals(2, failure.workRequestId());
+        assertEquals(pair.client.number(), failure.queuePairNumber());
+        assertEquals(completions.status(0), failure.status());
+        assertEquals(completions.statusText(0), failure.statusText());
+        assertEquals(completions.vendorError(0), failure.vendorError());
+        assertTrue(failure.getMessage().startsWith("reading the peer: RDMA_READ (work request 2) on QP 0x"
+                + Integer.toHexString(pair.client.number()) + " completed with " + failure.status() + " ("
+                + failure.statusText() + ", status "), failure.getMessage());
+        assertInstanceOf(RdmaException.class, failure);
     }
 
     @Test

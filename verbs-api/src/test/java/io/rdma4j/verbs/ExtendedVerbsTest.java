@@ -62,6 +62,22 @@ class ExtendedVerbsTest {
                 assertThrows(IllegalStateException.class, serverPoll::end, "no poll under way");
                 assertEquals("built in place", DataPathTest.read(memory, 2048));
                 assertEquals("built in place", DataPathTest.read(memory, 4096));
+
+                // Inline data only from native memory the JVM holds open for the copy: misuse is an exception.
+                java.lang.foreign.MemorySegment freed;
+                try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+                    freed = arena.allocate(8);
+                }
+                send.start();
+                IllegalStateException notEnabled = assertThrows(IllegalStateException.class, () -> send.send(),
+                        "plain SEND was not among the queue pair's operations");
+                assertTrue(notEnabled.getMessage().startsWith("ibv_wr_send: ") && notEnabled.getMessage()
+                        .contains("ExtendedOperation.SEND "), notEnabled.getMessage());
+                send.next(3, true).sendWithImmediate(7);
+                assertThrows(IllegalArgumentException.class,
+                        () -> send.inline(java.lang.foreign.MemorySegment.ofArray(new byte[8])), "a heap segment");
+                assertThrows(IllegalStateException.class, () -> send.inline(freed), "a closed arena");
+                send.abort();
                 client.close();
                 assertThrows(IllegalStateException.class, send::start, "the queue pair is closed");
                 assertThrows(IllegalStateException.class, () -> send.next(3, true));

@@ -91,8 +91,10 @@ public final class Fuzzer {
                         .queuePair(random.nextBoolean() ? QueuePairType.RELIABLE_CONNECTED
                                 : QueuePairType.UNRELIABLE_DATAGRAM)
                         .completionQueue(pick(random, queues))
-                        .capabilities(new QueuePairCapabilities(random.nextInt(40), random.nextInt(40),
-                                random.nextInt(4), random.nextInt(4), random.nextInt(2) * 64)).create()));
+                        .capabilities(QueuePairCapabilities.defaults().withSendQueue(random.nextInt(40))
+                                .withReceiveQueue(random.nextInt(40)).withSendScatterGather(random.nextInt(4))
+                                .withReceiveScatterGather(random.nextInt(4)).withInlineData(random.nextInt(2) * 64))
+                        .create()));
                 case 4 -> call("fill send", () -> fillSend(random, sends));
                 case 5 -> call("fill receive", () -> receives.clear().add(random.nextLong())
                         .scatter(pick(random, regions), offset(random), (int) size(random)));
@@ -112,8 +114,11 @@ public final class Fuzzer {
     private void fillSend(SplittableRandom random, SendWorkRequests sends) {
         sends.clear();
         MemoryRegion region = pick(random, regions);
-        switch (random.nextInt(4)) {
+        switch (random.nextInt(6)) {
             case 0 -> sends.send(1).gather(region, offset(random), (int) size(random)).inline();
+            // Inline bytes from raw addresses are refused; from any live segment they are copied into the batch.
+            case 4 -> sends.send(5).gatherUnchecked(random.nextLong(), size(random), random.nextInt()).inline();
+            case 5 -> sends.send(6).inline(inlineData(random));
             case 1 -> sends.rdmaWrite(2, region.address() + offset(random), region.rkey())
                     .gather(pick(random, regions), offset(random), (int) size(random));
             case 2 -> sends.rdmaRead(3, random.nextLong(), random.nextInt()).gather(region, 0, 8);
@@ -122,6 +127,20 @@ public final class Fuzzer {
         if (random.nextBoolean()) {
             sends.signaled();
         }
+    }
+
+    /** A segment to send inline: native or heap, of any size up to 4 KiB, or one whose arena is closed. */
+    private static java.lang.foreign.MemorySegment inlineData(SplittableRandom random) {
+        int size = random.nextInt(0, 4097);
+        return switch (random.nextInt(3)) {
+            case 0 -> java.lang.foreign.MemorySegment.ofArray(new byte[size]);
+            case 1 -> java.lang.foreign.Arena.ofAuto().allocate(size);
+            default -> {
+                try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+                    yield arena.allocate(size);
+                }
+            }
+        };
     }
 
     private void modify(SplittableRandom random, QueuePair qp) {

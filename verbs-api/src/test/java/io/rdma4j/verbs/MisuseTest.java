@@ -52,6 +52,27 @@ class MisuseTest extends PairFixture {
         }
     }
 
+    /**
+     * A caller's segment, registered, then its arena closed while the region stays open: an inline request from the
+     * region would make the provider copy from unmapped memory (SIGSEGV), so the post refuses it. Unregistered bytes
+     * go inline through the batch's own copy.
+     */
+    @Test
+    void anInlineRequestFromARegionWhoseArenaIsClosedIsRefusedAtPost() {
+        MemoryRegion region;
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+            region = pair.pd.registerMemory(arena.allocate(1 << 20, 4096), Set.of(Access.LOCAL_WRITE));
+            sends.clear().send(1).gather(region, 0, 16).inline().signaled();
+        }
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> pair.client.postSend(sends));
+        assertTrue(e.getMessage().contains(region.describe()) && e.getMessage().contains("arena is closed"),
+                e.getMessage());
+        assertEquals(0, pair.clientCq.poll(completions), "nothing was posted");
+        assertThrows(IllegalStateException.class, () -> region.segment().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0),
+                "nor can the caller read it");
+        region.close();
+    }
+
     /** A batch larger than the queue it is posted to is refused before the provider (siw would drop the extra). */
     @Test
     void aBatchLargerThanTheGrantedQueueIsRefused() {
@@ -247,7 +268,7 @@ class MisuseTest extends PairFixture {
             assertTrue(hidden.address() != 0, "the hidden QP was created");
             long abandoned = cqPointer.address();
             try {
-                RdmaException refused = assertThrows(RdmaException.class, cq::close);
+                VerbException refused = assertThrows(VerbException.class, cq::close);
                 assertTrue(refused.getMessage().contains("abandoned"), refused.getMessage());
                 assertTrue(cq.isClosed());
                 assertThrows(IllegalStateException.class, () -> cq.poll(completions), "never polled again");

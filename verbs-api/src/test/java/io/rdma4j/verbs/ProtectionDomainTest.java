@@ -63,7 +63,7 @@ class ProtectionDomainTest {
     void remoteWriteWithoutLocalWriteIsRejectedByTheVerbWithItsErrno() {
         try (Context context = TestDevice.open(); ProtectionDomain pd = context.allocateProtectionDomain();
              Arena arena = Arena.ofConfined()) {
-            RdmaException e = assertThrows(RdmaException.class,
+            VerbException e = assertThrows(VerbException.class,
                     () -> pd.registerMemory(arena.allocate(4096), Set.of(Access.REMOTE_WRITE)));
             assertEquals("ibv_reg_mr_iova2", e.verb());
             assertEquals(io.rdma4j.bindings.verbs.RdmaCore.EINVAL(), e.errno());

@@ -38,7 +38,7 @@ class QueuePairTest {
     @Test
     void createdQueuePairsAreInResetWithTheGrantedSizes() {
         QueuePair qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq)
-                .capabilities(new QueuePairCapabilities(8, 8, 1, 1, 0)).create();
+                .capabilities(QueuePairCapabilities.defaults().withSendQueue(8).withReceiveQueue(8)).create();
         assertNotEquals(0, qp.number());
         assertTrue(qp.capabilities().maxSendWorkRequests() >= 8, qp.capabilities().toString());
         assertTrue(qp.capabilities().maxReceiveWorkRequests() >= 8, qp.capabilities().toString());
@@ -65,8 +65,8 @@ class QueuePairTest {
         QueuePair qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq).create();
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> qp.readyToSend(0));
         assertTrue(e.getMessage().contains("cannot move from RESET to READY_TO_SEND"), e.getMessage());
-        assertInstanceOf(RdmaException.class, e.getCause());
-        assertEquals("ibv_modify_qp", ((RdmaException) e.getCause()).verb());
+        assertInstanceOf(VerbException.class, e.getCause());
+        assertEquals("ibv_modify_qp", ((VerbException) e.getCause()).verb());
     }
 
     @Test

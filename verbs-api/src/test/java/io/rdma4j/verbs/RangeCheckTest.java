@@ -45,10 +45,18 @@ class RangeCheckTest {
         assertMessage("grh.sgid_index is 0..255, not 257", () -> AddressVector.ofGid(gid, 257, 1));
         assertMessage("port_num is 0..255, not 257", () -> AddressVector.ofGid(gid, 1, 257));
         assertMessage("dlid is 0..65535, not 65536", () -> AddressVector.ofLid(65536, 1));
-        assertMessage("grh.flow_label is 0..1048575", () -> new AddressVector(true, gid, 0, 64, 0, 1 << 20, 0, 0, 0,
-                0, 1));
-        assertMessage("sl is 0..15, not 16", () -> new AddressVector(false, null, 0, 0, 0, 0, 1, 16, 0, 0, 1));
-        assertMessage("grh.hop_limit is 0..255", () -> new AddressVector(true, gid, 0, 256, 0, 0, 0, 0, 0, 0, 1));
+        assertMessage("grh.flow_label is 0..1048575", () -> AddressVector.ofGid(gid, 0, 1).withFlowLabel(1 << 20));
+        assertMessage("sl is 0..15, not 16", () -> AddressVector.ofLid(1, 1).withServiceLevel(16));
+        assertMessage("grh.hop_limit is 0..255", () -> AddressVector.ofGid(gid, 0, 1).withHopLimit(256));
+        assertMessage("grh.traffic_class is 0..255", () -> AddressVector.ofGid(gid, 0, 1).withTrafficClass(-1));
+        assertMessage("static_rate is 0..255", () -> AddressVector.ofGid(gid, 0, 1).withStaticRate(300));
+        assertMessage("src_path_bits is 0..127", () -> AddressVector.ofLid(1, 1).withSourcePathBits(128));
+        AddressVector path = AddressVector.ofGid(gid, 3, 1).withServiceLevel(5).withTrafficClass(106).withFlowLabel(9);
+        assertEquals(5, path.serviceLevel());
+        assertEquals(106, path.trafficClass());
+        assertEquals(9, path.flowLabel());
+        assertEquals(64, path.hopLimit(), "the other fields as they were");
+        assertEquals(3, path.sourceGidIndex());
         assertEquals(255, AddressVector.ofGid(gid, 255, 255).sourceGidIndex());
     }
 

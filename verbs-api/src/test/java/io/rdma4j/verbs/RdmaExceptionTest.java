@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.bindings.shim.NativeLibraries;
 import io.rdma4j.bindings.verbs.RdmaCore;
@@ -22,7 +23,7 @@ class RdmaExceptionTest {
 
     @Test
     void theMessageNamesVerbErrnoAndStrerror() {
-        RdmaException e = RdmaException.of("ibv_modify_qp", RdmaCore.EINVAL(), "QP 0x12");
+        VerbException e = VerbException.of("ibv_modify_qp", RdmaCore.EINVAL(), "QP 0x12");
         assertEquals("ibv_modify_qp", e.verb());
         assertEquals(RdmaCore.EINVAL(), e.errno());
         assertEquals("ibv_modify_qp failed: errno 22 (Invalid argument); QP 0x12", e.getMessage());
@@ -31,8 +32,8 @@ class RdmaExceptionTest {
 
     @Test
     void unsupportedFeaturesHaveTheirOwnType() {
-        assertInstanceOf(UnsupportedVerbException.class, RdmaException.of("ibv_alloc_mw", RdmaCore.EOPNOTSUPP()));
-        assertInstanceOf(UnsupportedVerbException.class, RdmaException.of("ibv_create_cq_ex", RdmaCore.ENOSYS()));
+        assertInstanceOf(UnsupportedVerbException.class, VerbException.of("ibv_alloc_mw", RdmaCore.EOPNOTSUPP()));
+        assertInstanceOf(UnsupportedVerbException.class, VerbException.of("ibv_create_cq_ex", RdmaCore.ENOSYS()));
     }
 
     @Test
@@ -63,6 +64,12 @@ class RdmaExceptionTest {
         assertEquals(WorkCompletionOpcode.UNKNOWN, WorkCompletionOpcode.fromC(4096));
         assertEquals(AsyncEventType.UNKNOWN, CValue.of(AsyncEventType.class, 4242, AsyncEventType.UNKNOWN));
         assertEquals(AsyncEventType.Subject.UNKNOWN, AsyncEventType.UNKNOWN.subject());
+    }
+
+    /** rdma-core 35+ says whether the kernel protects registered pages at fork; else rdma4j has called ibv_fork_init. */
+    @Test
+    void forkProtectionIsSetUpBeforeTheFirstVerb() {
+        assertTrue(Device.forkSafety() != ForkSafety.UNPROTECTED, "fork safety " + Device.forkSafety());
     }
 
     @Test

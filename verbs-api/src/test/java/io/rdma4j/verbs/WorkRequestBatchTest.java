@@ -69,8 +69,8 @@ class WorkRequestBatchTest {
     void aRefilledSendRequestStartsFromZero() {
         long size = ibv_send_wr.layout().byteSize();
         try (SendWorkRequests sends = new SendWorkRequests(2, 1)) {
-            sends.clear().compareAndSwap(1, -1L, -1, -1L, -1L).gatherUnchecked(-1L, 8, -1).signaled().fence().inline()
-                    .sendWithImmediate(2, -1).solicited();
+            sends.clear().compareAndSwap(1, -1L, -1, -1L, -1L).gatherUnchecked(-1L, 8, -1).signaled().fence()
+                    .sendWithImmediate(2, -1).solicited().inline();
             sends.clear().send(3);
             MemorySegment wr0 = sends.requests.asSlice(0, size);
             MemorySegment expected = Arena.ofAuto().allocate(size);
@@ -120,6 +120,56 @@ class WorkRequestBatchTest {
             assertEquals(2, receives.takeBadIndex());
             assertEquals(0, receives.badRequest().get(ValueLayout.JAVA_LONG, 0), "NULL again for the next post");
             assertEquals(-1, receives.takeBadIndex(), "a failure that named no request");
+        }
+    }
+
+    /** The provider copies inline bytes from raw addresses itself: a bad unchecked one would crash the process. */
+    @Test
+    void anUncheckedEntryIsNeverInline() {
+        try (SendWorkRequests sends = new SendWorkRequests(3, 2)) {
+            sends.clear().send(1).gatherUnchecked(0xDEAD_0000L, 64, 0);
+            IllegalStateException e = assertThrows(IllegalStateException.class, sends::inline);
+            assertEquals("ibv_send_wr: an inline request cannot have an entry from gatherUnchecked (the provider would"
+                    + " copy from its raw address): gather from a region, or use inline(MemorySegment)", e.getMessage());
+            assertThrows(IllegalStateException.class, () -> sends.inline(Arena.ofAuto().allocate(8)));
+            assertEquals(0, ibv_send_wr.send_flags(sends.requests.asSlice(0, ibv_send_wr.layout().byteSize())),
+                    "the request stayed as it was");
+            sends.send(2).inline(Arena.ofAuto().allocate(8));
+            assertThrows(IllegalStateException.class, () -> sends.gatherUnchecked(0xDEAD_0000L, 64, 0));
+            sends.send(3).gatherUnchecked(0xDEAD_0000L, 64, 0); // a new request starts clean
+        }
+    }
+
+    @Test
+    void inlineDataIsCopiedIntoTheBatchAtOnceFromAnySegment() {
+        long size = ibv_send_wr.layout().byteSize();
+        try (SendWorkRequests sends = new SendWorkRequests(2, 2); Arena arena = Arena.ofConfined()) {
+            MemorySegment first = arena.allocate(300);
+            first.fill((byte) 1);
+            byte[] second = new byte[300];
+            java.util.Arrays.fill(second, (byte) 2);
+            // 600 bytes outgrow the batch's first staging area: the first entry must keep pointing at its bytes.
+            sends.clear().send(1).inline(first).inline(MemorySegment.ofArray(second)).signaled();
+            first.fill((byte) 9);
+            MemorySegment wr = sends.requests.asSlice(0, size);
+            assertEquals(RdmaCore.IBV_SEND_INLINE() | RdmaCore.IBV_SEND_SIGNALED(), ibv_send_wr.send_flags(wr));
+            assertEquals(2, ibv_send_wr.num_sge(wr));
+            MemorySegment sges = ibv_send_wr.sg_list(wr).reinterpret(2 * ibv_sge.layout().byteSize());
+            for (int i = 0; i < 2; i++) {
+                MemorySegment sge = sges.asSlice(i * ibv_sge.layout().byteSize(), ibv_sge.layout().byteSize());
+                assertEquals(300, ibv_sge.length(sge));
+                MemorySegment bytes = MemorySegment.ofAddress(ibv_sge.addr(sge)).reinterpret(300);
+                for (long at = 0; at < 300; at++) {
+                    assertEquals(i + 1, bytes.get(ValueLayout.JAVA_BYTE, at), "entry " + i + " byte " + at);
+                }
+            }
+        }
+        MemorySegment freed;
+        try (Arena arena = Arena.ofConfined()) {
+            freed = arena.allocate(8);
+        }
+        try (SendWorkRequests sends = new SendWorkRequests(1, 1)) {
+            assertThrows(IllegalStateException.class, () -> sends.clear().send(1).inline(freed), "a closed arena");
         }
     }
 

@@ -1,5 +1,6 @@
 package io.rdma4j.bindings.shim;
 
+import io.rdma4j.bindings.verbs.RdmaCore;
 import java.lang.foreign.Arena;
 import java.lang.foreign.SymbolLookup;
 
@@ -22,12 +23,19 @@ public final class NativeLibraries {
     public static final String RDMA_CM_SONAME = "librdmacm.so.1";
 
     private static volatile boolean available;
+    /** {@code ibv_is_fork_initialized()} once {@link #require()} has set fork protection up. */
+    private static volatile int forkStatus;
 
     private NativeLibraries() {
     }
 
     /**
-     * Ensures both rdma-core libraries load.
+     * Ensures both rdma-core libraries load, and sets up fork protection before the first verb: where the kernel does
+     * not copy registered pages for a child process ({@code ibv_is_fork_initialized()} says
+     * {@code IBV_FORK_DISABLED}: kernels before 5.13), calls {@code ibv_fork_init()}, so that libibverbs keeps
+     * registered memory out of children ({@code MADV_DONTFORK}) and a {@code fork()} cannot leave the device writing
+     * to pages the parent no longer sees. {@code -Drdma4j.forkInit=false} leaves it off (rdma-core's own
+     * {@code RDMAV_FORK_SAFE} still applies).
      *
      * @throws UnsatisfiedLinkError naming the missing library and the packages that provide it
      */
@@ -35,9 +43,43 @@ public final class NativeLibraries {
         if (available) {
             return;
         }
-        check(VERBS_SONAME, "libibverbs1 ibverbs-providers");
-        check(RDMA_CM_SONAME, "librdmacm1");
-        available = true;
+        synchronized (NativeLibraries.class) {
+            if (available) {
+                return;
+            }
+            check(VERBS_SONAME, "libibverbs1 ibverbs-providers");
+            check(RDMA_CM_SONAME, "librdmacm1");
+            forkStatus = protectForks();
+            available = true;
+        }
+    }
+
+    /**
+     * Calls {@code ibv_fork_init()} unless the kernel protects registered pages itself or it is turned off; returns
+     * the status. rdma-core before version 35 has no {@code ibv_is_fork_initialized}: there it asks nothing, and
+     * {@code ibv_fork_init}'s result tells (a library without either, such as a test stub, stays unprotected).
+     */
+    private static int protectForks() {
+        SymbolLookup verbs = lookup(VERBS_SONAME, Arena.global());
+        boolean canAsk = verbs.find("ibv_is_fork_initialized").isPresent();
+        int status = canAsk ? RdmaCore.ibv_is_fork_initialized() : RdmaCore.IBV_FORK_DISABLED();
+        if (status == RdmaCore.IBV_FORK_DISABLED() && !"false".equals(System.getProperty("rdma4j.forkInit"))
+                && verbs.find("ibv_fork_init").isPresent()) {
+            int rc = RdmaCore.ibv_fork_init();
+            status = canAsk ? RdmaCore.ibv_is_fork_initialized()
+                    : rc == 0 ? RdmaCore.IBV_FORK_ENABLED() : RdmaCore.IBV_FORK_DISABLED();
+        }
+        return status;
+    }
+
+    /**
+     * {@code ibv_is_fork_initialized()} as {@link #require()} left it: {@code IBV_FORK_UNNEEDED} (the kernel copies
+     * registered pages for a child), {@code IBV_FORK_ENABLED} ({@code ibv_fork_init} keeps them out of children) or
+     * {@code IBV_FORK_DISABLED} (neither: turned off, or {@code ibv_fork_init} failed).
+     */
+    public static int forkStatus() {
+        require();
+        return forkStatus;
     }
 
     /**

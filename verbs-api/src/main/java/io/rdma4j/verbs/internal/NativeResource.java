@@ -1,7 +1,7 @@
 package io.rdma4j.verbs.internal;
 
 import io.rdma4j.bindings.shim.Pointers;
-import io.rdma4j.verbs.RdmaException;
+import io.rdma4j.verbs.VerbException;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -11,8 +11,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -48,6 +48,10 @@ public final class NativeResource implements Runnable {
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(NativeResource.class);
+    /** How many objects the Cleaner found dropped without a close. */
+    private static final AtomicLong LEAKS = new AtomicLong();
+    /** How many of those are each reported in a warning of their own. */
+    private static final int LEAKS_WARNED_IN_FULL = 20;
     /** {@code -Drdma4j.leakTracking=true} records where each object was created, for leak warnings. */
     private static final boolean TRACK_CREATION = Boolean.getBoolean("rdma4j.leakTracking");
 
@@ -57,7 +61,7 @@ public final class NativeResource implements Runnable {
     /** Further owners that this object closes before, besides its parent (see {@link #closesWith}). */
     private List<NativeResource> owners;
     private final long address;
-    private final int rank;
+    private final Rank rank;
     private final String kind;
     private final String destroyVerb;
     private final Destroyer destroyer;
@@ -69,10 +73,10 @@ public final class NativeResource implements Runnable {
     /** What this object uses; it leaves their {@link #users} when destroyed. */
     private List<NativeResource> used;
     /**
-     * The map of its parent's Java object that keeps this object's Java object reachable, held weakly (a strong path
-     * from a Cleaner action to a Java object would keep it from ever being reclaimed); left once destroyed.
+     * The Java object, weakly (the native side must never keep it from its Cleaner), for objects that C hands back by
+     * address (a queue pair in an async event, an id in a connection-manager event); null for the others.
      */
-    private volatile WeakReference<? extends Map<NativeResource, ?>> keptIn;
+    private volatile WeakReference<Object> owner;
     /** Run once the C object is destroyed, however it was closed (by its owner, its parent or the Cleaner). */
     private List<Runnable> afterClose;
     /** The registration with the Cleaner, unregistered once the C object is destroyed. */
@@ -80,6 +84,8 @@ public final class NativeResource implements Runnable {
     /** The pointer, sized to its struct, in the global scope: only ever given out {@linkplain #pinned pinned}. */
     private final MemorySegment handle;
     private boolean closed;
+    /** Whether the Java object is gone while others still used this one: the last of them closes it. Guarded by this. */
+    private boolean dropped;
     /** Whether a thread is inside {@link #close} for this object; guarded by this. */
     private boolean closeInProgress;
     /**
@@ -105,7 +111,7 @@ public final class NativeResource implements Runnable {
      * Takes over a C object just created under {@code parent}. If the parent was closed meanwhile, destroys the
      * new C object again and throws {@link IllegalStateException}.
      */
-    public NativeResource(NativeResource parent, MemorySegment pointer, long size, int rank, String kind,
+    public NativeResource(NativeResource parent, MemorySegment pointer, long size, Rank rank, String kind,
                           String destroyVerb, Destroyer destroyer) {
         this.parent = parent;
         this.address = pointer.address();
@@ -121,26 +127,42 @@ public final class NativeResource implements Runnable {
         }
     }
 
-    /**
-     * Records that {@code map} (its parent's Java object's) holds this object's Java object under this resource, and
-     * takes it out of the map once the C object is destroyed, however it is closed. One weak reference per map, not
-     * per object: creating and closing regions and queue pairs is a rate that applications measure.
-     */
-    public void keptIn(WeakReference<? extends Map<NativeResource, ?>> map) {
-        keptIn = map;
-        // Closed with its parent before the map was known? A close sets closing before it leaves the map, so one that
-        // this read misses finds the map itself; closing alone may be a close that failed, hence isClosed (a lock).
-        if (closing && isClosed()) {
-            leaveMap();
-        }
+    /** How many objects, in every module, were dropped unclosed and closed by the Cleaner (each with a warning). */
+    public static long leaksReclaimed() {
+        return LEAKS.get();
     }
 
-    private void leaveMap() {
-        WeakReference<? extends Map<NativeResource, ?>> ref = keptIn;
-        Map<NativeResource, ?> map = ref == null ? null : ref.get();
-        if (map != null) {
-            map.remove(this);
+    /**
+     * Lets {@link #findDescendant} find {@code javaObject} by this C address, for an object that C hands back (a queue
+     * pair in an async event, an id in a connection-manager event). Held weakly.
+     */
+    public void findableAs(Object javaObject) {
+        owner = new WeakReference<>(javaObject);
+    }
+
+    /**
+     * The Java object of the live, findable descendant at C address {@code address}, or null (none, closed, or its
+     * Java object already collected). Walks the tree: off the data path.
+     */
+    public Object findDescendant(long address) {
+        List<NativeResource> snapshot;
+        synchronized (this) {
+            snapshot = children == null ? List.of() : List.copyOf(children);
         }
+        for (NativeResource child : snapshot) {
+            WeakReference<Object> ref = child.owner;
+            if (child.address == address && ref != null && !child.closing) {
+                Object found = ref.get();
+                if (found != null) {
+                    return found;
+                }
+            }
+            Object below = child.findDescendant(address);
+            if (below != null) {
+                return below;
+            }
+        }
+        return null;
     }
 
     /**
@@ -302,7 +324,7 @@ public final class NativeResource implements Runnable {
      * Closes every live descendant in rank order, then destroys this C object. Idempotent and thread-safe.
      *
      * @throws IllegalStateException if the object is {@linkplain #pin pinned} (a call on it or naming it runs)
-     * @throws RdmaException         if the destroy verb fails; the object is then closed all the same and its C
+     * @throws VerbException         if the destroy verb fails; the object is then closed all the same and its C
      *                               object abandoned (a provider may have freed part of it before refusing)
      */
     public void close(Supplier<String> description) {
@@ -391,8 +413,13 @@ public final class NativeResource implements Runnable {
         }
         if (usedNow != null) {
             for (NativeResource other : usedNow) {
+                boolean lastUserOfDropped;
                 synchronized (other) {
                     other.users.remove(this);
+                    lastUserOfDropped = other.dropped && other.users.isEmpty();
+                }
+                if (lastUserOfDropped) {
+                    other.closeDropped(other.name());
                 }
             }
         }
@@ -405,7 +432,6 @@ public final class NativeResource implements Runnable {
                 other.release(this);
             }
         }
-        leaveMap();
         if (actions != null) {
             actions.forEach(Runnable::run);
         }
@@ -418,23 +444,45 @@ public final class NativeResource implements Runnable {
             // kernel refuses (libsiw unmaps a CQ's and a QP's queues first), so touching it again could crash.
             String what = description.get();
             LOG.warn("{} failed: {} is abandoned (errno {})", destroyVerb, what, destroyRc);
-            throw RdmaException.of(destroyVerb, destroyRc, what + " is abandoned: the C library refused to"
+            throw VerbException.of(destroyVerb, destroyRc, what + " is abandoned: the C library refused to"
                     + " destroy it, and after a refusal it is not safe to use");
         }
     }
 
-    /** The Cleaner action: the Java object was collected; close the C object if the program forgot to. */
+    /**
+     * The Cleaner action: the Java object was collected; close the C object if the program forgot to, with a warning
+     * (the first {@link #LEAKS_WARNED_IN_FULL} each in full, then one line at each power of two of the count, so that
+     * a loop that forgets its regions cannot flood the log). An object that others still use (a completion channel
+     * whose dropped CQ is not closed yet) is closed by the last of them to close.
+     */
     @Override
     public void run() {
         if (isClosed()) {
             return;
         }
+        long leaks = LEAKS.incrementAndGet();
         String name = name();
-        if (createdAt == null) {
-            LOG.warn("{} was never closed; closing it now (run with -Drdma4j.leakTracking=true to see where it was"
-                    + " created)", name);
-        } else {
-            LOG.warn("{} was never closed; closing it now", name, createdAt);
+        if (leaks <= LEAKS_WARNED_IN_FULL) {
+            if (createdAt == null) {
+                LOG.warn("{} was never closed; closing it now (run with -Drdma4j.leakTracking=true to see where it"
+                        + " was created)", name);
+            } else {
+                LOG.warn("{} was never closed; closing it now", name, createdAt);
+            }
+        } else if (Long.bitCount(leaks) == 1) {
+            LOG.warn("{} objects so far were never closed and have been closed when dropped, the latest {}; close"
+                    + " them (-Drdma4j.leakTracking=true shows where each was created)", leaks, name);
+        }
+        closeDropped(name);
+    }
+
+    /** Closes an object whose Java side is gone; if others still use it, the last of them to close closes it. */
+    private void closeDropped(String name) {
+        synchronized (this) {
+            if (users != null && !users.isEmpty()) {
+                dropped = true;
+                return;
+            }
         }
         try {
             close(() -> name);
@@ -495,7 +543,7 @@ public final class NativeResource implements Runnable {
     private List<NativeResource> liveDescendants() {
         List<NativeResource> all = new ArrayList<>();
         collectDescendants(all);
-        all.sort(Comparator.comparingInt(r -> r.rank));
+        all.sort(Comparator.comparingInt(r -> r.rank.ordinal()));
         return all;
     }
 

@@ -7,12 +7,11 @@ import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairAttributes;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
-import java.lang.ref.Cleaner;
 
 /**
- * What rdma4j's other modules (the connection manager) need of the verbs objects beyond their public API: their C
- * pointers, their native side, and objects around C objects that librdmacm created. Not an API: this package is
- * exported to {@code io.rdma4j.cm} only. The verbs package registers the implementation when its classes
+ * What rdma4j's other modules (the connection manager) need of the verbs objects beyond their public API: the native
+ * side of any {@link io.rdma4j.verbs.NativeObject}, and objects around C objects that librdmacm created. Not an
+ * API: this package is exported to {@code io.rdma4j.cm} only. The verbs package registers the implementation when its classes
  * initialize (the JDK's "shared secrets" pattern), so that nothing of it becomes public.
  */
 public final class VerbsInternals {
@@ -23,8 +22,8 @@ public final class VerbsInternals {
         /** The one object of a device context that librdmacm opened and keeps open. */
         Context borrowedContext(MemorySegment context);
 
-        /** The native side of a verbs object. */
-        NativeResource resource(Object verbsObject);
+        /** The native side of any of rdma4j's native objects, in every module. */
+        NativeResource resource(io.rdma4j.verbs.NativeObject object);
 
         /** Keeps {@code other} reachable as long as {@code verbsObject} is. */
         void keepReachable(Object verbsObject, Object other);
@@ -40,9 +39,6 @@ public final class VerbsInternals {
 
         /** A {@code struct ibv_ah_attr}. */
         AddressVector addressVector(MemorySegment ahAttr);
-
-        /** rdma4j's one Cleaner. */
-        Cleaner cleaner();
     }
 
     private static volatile Access access;

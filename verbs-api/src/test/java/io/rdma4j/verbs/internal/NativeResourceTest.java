@@ -24,7 +24,7 @@ class NativeResourceTest {
     @Test
     void aPinnedObjectRefusesToCloseAndAClosedOneCannotBePinned() {
         AtomicInteger destroyed = new AtomicInteger();
-        NativeResource region = resource(null, 1, p -> {
+        NativeResource region = resource(null, Rank.MEMORY_REGION, p -> {
             destroyed.incrementAndGet();
             return 0;
         });
@@ -49,8 +49,8 @@ class NativeResourceTest {
     @Test
     void thePointerIsHandedOutPinnedAndRefusedOnceClosed() {
         AtomicInteger destroyed = new AtomicInteger();
-        NativeResource pd = resource(null, 2, p -> 0);
-        NativeResource qp = resource(pd, 1, p -> {
+        NativeResource pd = resource(null, Rank.PROTECTION_DOMAIN, p -> 0);
+        NativeResource qp = resource(pd, Rank.QUEUE_PAIR, p -> {
             destroyed.incrementAndGet();
             return 0;
         });
@@ -73,7 +73,7 @@ class NativeResourceTest {
     void noPinEverOverlapsTheDestroy() throws InterruptedException {
         for (int round = 0; round < ROUNDS; round++) {
             AtomicBoolean destroyed = new AtomicBoolean();
-            NativeResource region = resource(null, 1, p -> {
+            NativeResource region = resource(null, Rank.MEMORY_REGION, p -> {
                 destroyed.set(true);
                 return 0;
             });
@@ -110,12 +110,12 @@ class NativeResourceTest {
             AtomicInteger childDestroyed = new AtomicInteger();
             AtomicInteger parentDestroyed = new AtomicInteger();
             AtomicBoolean wrongOrder = new AtomicBoolean();
-            NativeResource parent = resource(null, 2, p -> {
+            NativeResource parent = resource(null, Rank.PROTECTION_DOMAIN, p -> {
                 wrongOrder.compareAndSet(false, childDestroyed.get() != 1);
                 parentDestroyed.incrementAndGet();
                 return 0;
             });
-            NativeResource child = resource(parent, 1, p -> {
+            NativeResource child = resource(parent, Rank.MEMORY_REGION, p -> {
                 LockSupport.parkNanos(200_000); // a destroy verb takes time: widen the window
                 childDestroyed.incrementAndGet();
                 return 0;
@@ -141,7 +141,7 @@ class NativeResourceTest {
         resource.close(() -> description);
     }
 
-    private static NativeResource resource(NativeResource parent, int rank, NativeResource.Destroyer destroyer) {
+    private static NativeResource resource(NativeResource parent, Rank rank, NativeResource.Destroyer destroyer) {
         MemorySegment fake = Arena.ofAuto().allocate(64);
         return new NativeResource(parent, fake, 64, rank, "Stand-in", "destroy_stand_in", destroyer);
     }

@@ -1,35 +1,37 @@
 package io.rdma4j.verbs;
 
 import io.rdma4j.verbs.internal.NativeResource;
+import io.rdma4j.verbs.internal.Rank;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
-import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 /**
- * What every verbs object shares: a C object ({@link NativeResource}) with an idempotent, thread-safe close that
- * is safe against concurrent use, a place in the object tree, and a {@link Cleaner} that closes it, with a warning,
- * if the program drops it without closing it.
+ * A C object of rdma-core that rdma4j owns: the one base of every native object in every module of rdma4j (the verbs
+ * objects here, the connection manager's ids and channels, and the layers above them), with one lifetime model.
  *
- * <p>A child keeps its parent alive (a strong reference to the Java object), and an open parent keeps its open
- * children alive, so the Cleaner reclaims a tree of objects (a context and everything created on it) only as a
- * whole, once none of its objects is reachable: a connected queue pair whose last reference the program dropped
- * keeps working as long as its protection domain, its CQ or anything else of its tree is in use. Closing a parent
- * first closes every live descendant, in the order libibverbs requires: QP, SRQ, CQ, completion channel, MW/AH,
- * MR (a bound window holds its region), PD, context ({@link Rank}).
+ * <ul>
+ *   <li>A child keeps its parent alive and is created under an open one (a region under its protection domain, a
+ *       queue pair under its domain, an id under its event channel).</li>
+ *   <li>Closing a parent first closes its live descendants, in the one order that libibverbs and librdmacm require
+ *       (queue pair, SRQ, CQ, completion channel, window or address handle, region, protection domain, context;
+ *       then connection-manager ids, then their channel).</li>
+ *   <li>{@link #close()} is idempotent and thread-safe, and refused ({@link IllegalStateException}) while a call on
+ *       the object, or a post that names it, runs on another thread, or while another object uses it (a CQ used by a
+ *       queue pair); a failed C destroy is a {@link VerbException}, after which the object is closed to Java and its
+ *       C object abandoned, never touched again.</li>
+ *   <li>A parent does not keep its children reachable: an object the program drops without closing it is closed by
+ *       a {@link Cleaner}, with a warning ({@code -Drdma4j.leakTracking=true} adds where it was created), even while
+ *       its parent lives, so a forgotten region or queue pair never pins memory or a device resource for good.</li>
+ * </ul>
+ *
+ * <p>Not for subclassing outside rdma4j: its constructor takes rdma4j's internal types. Thread-safety: {@code close}
+ * and {@code isClosed} from any thread; each subclass states the rest.
  */
-abstract class VerbsObject implements AutoCloseable {
-
-    /** Close order: lower ranks close first. */
-    enum Rank {
-        QUEUE_PAIR, SHARED_RECEIVE_QUEUE, COMPLETION_QUEUE, COMPLETION_CHANNEL, WINDOW_OR_ADDRESS_HANDLE,
-        MEMORY_REGION, PROTECTION_DOMAIN, CONTEXT
-    }
+public abstract class NativeObject implements AutoCloseable {
 
     /**
      * Each class's simple name, for messages: {@link Class#getSimpleName()} goes through a soft reference whose
@@ -58,58 +60,54 @@ abstract class VerbsObject implements AutoCloseable {
      * (most objects use nothing), guarded by this.
      */
     private List<Object> used;
-    /**
-     * The open children, kept reachable while this object is; each leaves the map when its C object is destroyed.
-     * Made when the first child is (regions and queue pairs never have any), with the one weak reference to it that
-     * its children's native sides hold.
-     */
-    private volatile Map<NativeResource, VerbsObject> children;
-    private WeakReference<Map<NativeResource, VerbsObject>> childrenRef;
 
     /**
-     * Wraps a C object that was just created under {@code parent}.
+     * Wraps a C object that was just created under {@code parent}. For rdma4j's own modules.
      *
      * @param destroyer the C destroy verb; must not capture this object, or the Cleaner could never run
      * @throws IllegalStateException if the parent was closed meanwhile (the new C object is destroyed again)
      */
-    VerbsObject(VerbsObject parent, MemorySegment pointer, long size, Rank rank, String destroyVerb,
-                NativeResource.Destroyer destroyer) {
-        this.resource = new NativeResource(parent == null ? null : parent.resource, pointer, size, rank.ordinal(),
+    // Internal types: no class outside rdma4j can call it. It registers the Cleaner for this object, and rdma4j's
+    // subclasses (in every module) are written for that: none reads a field of its own before its super call ends.
+    @SuppressWarnings({"exports", "this-escape"})
+    protected NativeObject(NativeObject parent, MemorySegment pointer, long size, Rank rank, String destroyVerb,
+                           NativeResource.Destroyer destroyer) {
+        this.resource = new NativeResource(parent == null ? null : parent.resource, pointer, size, rank,
                 KIND.get(getClass()), destroyVerb, destroyer);
         this.borrowed = destroyer == null;
-        if (parent != null) {
-            parent.keepChild(resource, this);
-        }
         if (!borrowed) {
             resource.cleanedBy(CLEANER, this);
         }
     }
 
-    /** Keeps {@code child} reachable until its C object is destroyed (see NativeResource#keptIn). */
-    private void keepChild(NativeResource resource, VerbsObject child) {
-        Map<NativeResource, VerbsObject> map = children;
-        if (map == null) {
-            synchronized (this) {
-                map = children;
-                if (map == null) {
-                    map = new ConcurrentHashMap<>();
-                    childrenRef = new WeakReference<>(map);
-                    children = map;
-                }
-            }
-        }
-        map.put(resource, child);
-        resource.keptIn(childrenRef);
-    }
-
     /** Wraps a C object that another library owns and destroys: {@link #close()} is refused, no Cleaner runs. */
-    VerbsObject(MemorySegment pointer, long size, Rank rank) {
+    NativeObject(MemorySegment pointer, long size, Rank rank) {
         this(null, pointer, size, rank, null, null);
     }
 
-    /** The native side, for objects of other modules that close with this one (a CM id's queue pair). */
+    /** The native side, for rdma4j's own modules (which pin it around their calls). */
+    @SuppressWarnings("exports") // an internal type: no class outside rdma4j can use it
+    protected final NativeResource nativeResource() {
+        return resource;
+    }
+
+    /** The native side (see {@link #nativeResource()}). */
     final NativeResource resource() {
         return resource;
+    }
+
+    /**
+     * Lets {@link #findDescendant} of its ancestors find this object by its C address: for objects that C hands back
+     * by address (a queue pair in an async event, an id in a connection-manager event). Costs one weak reference.
+     */
+    protected final void findable() {
+        resource.findableAs(this);
+    }
+
+    /** The live, {@linkplain #findable findable} descendant of {@code type} at C address {@code address}, or null. */
+    protected final <T extends NativeObject> T findDescendant(long address, Class<T> type) {
+        Object found = resource.findDescendant(address);
+        return type.isInstance(found) ? type.cast(found) : null;
     }
 
     /** Runs {@code action} once the C object is destroyed, however it is closed (see NativeResource#afterClose). */
@@ -150,7 +148,7 @@ abstract class VerbsObject implements AutoCloseable {
      * a QP's PD, CQs and SRQ) and returns their pointers, null for null; if one is closed, unpins those pinned so
      * far and throws.
      */
-    static MemorySegment[] pinAll(VerbsObject... objects) {
+    static MemorySegment[] pinAll(NativeObject... objects) {
         MemorySegment[] pointers = new MemorySegment[objects.length];
         for (int i = 0; i < objects.length; i++) {
             try {
@@ -164,8 +162,8 @@ abstract class VerbsObject implements AutoCloseable {
     }
 
     /** Ends a {@link #pinAll}. */
-    static void unpinAll(VerbsObject... objects) {
-        for (VerbsObject object : objects) {
+    static void unpinAll(NativeObject... objects) {
+        for (NativeObject object : objects) {
             if (object != null) {
                 object.unpin();
             }
@@ -177,7 +175,7 @@ abstract class VerbsObject implements AutoCloseable {
      * refuses to close, with a message naming this object, until this one is closed. The caller keeps them
      * reachable (in fields) as long as this object is.
      */
-    final void uses(VerbsObject... others) {
+    final void uses(NativeObject... others) {
         NativeResource[] resources = new NativeResource[others.length];
         for (int i = 0; i < others.length; i++) {
             resources[i] = others[i] == null ? null : others[i].resource;
@@ -205,9 +203,9 @@ abstract class VerbsObject implements AutoCloseable {
         return resource.isClosed();
     }
 
-    /** A short description for messages, e.g. {@code "ProtectionDomain@0x55d0c1a0"}. */
-    String describe() {
-        return getClass().getSimpleName() + "@0x" + Long.toHexString(resource.address());
+    /** A short description for messages, e.g. {@code "ProtectionDomain@0x55d0c1a0"}; subclasses add what they are. */
+    protected String describe() {
+        return KIND.get(getClass()) + "@0x" + Long.toHexString(resource.address());
     }
 
     /** The same short description: the kind of object and its C address (a QP's type and number). */
@@ -219,8 +217,9 @@ abstract class VerbsObject implements AutoCloseable {
     /**
      * Closes every live object created from this one, then destroys this one. Idempotent and thread-safe.
      *
-     * @throws IllegalStateException if a verb on this object is running on another thread right now
-     * @throws RdmaException         if the destroy verb fails (e.g. EBUSY: still used by an object elsewhere); the
+     * @throws IllegalStateException if a call on this object, or a post naming it, is running on another thread right
+     *                               now, or another object still uses it
+     * @throws VerbException         if the destroy verb fails (e.g. EBUSY: still used by an object elsewhere); the
      *                               object is closed all the same and its C object abandoned, never touched
      *                               again (libsiw unmaps a CQ's or QP's queues before the kernel refuses)
      */
@@ -231,23 +230,5 @@ abstract class VerbsObject implements AutoCloseable {
                     + " close the objects created on it instead");
         }
         resource.close(this::describe);
-    }
-
-    /** The live descendant of type {@code type} whose C pointer is {@code address}, or {@code null}. */
-    final <T extends VerbsObject> T findDescendant(long address, Class<T> type) {
-        Map<NativeResource, VerbsObject> map = children;
-        if (map == null) {
-            return null;
-        }
-        for (VerbsObject child : map.values()) {
-            if (child.resource.address() == address && type.isInstance(child) && child.resource.isUsable()) {
-                return type.cast(child);
-            }
-            T below = child.findDescendant(address, type);
-            if (below != null) {
-                return below;
-            }
-        }
-        return null;
     }
 }
