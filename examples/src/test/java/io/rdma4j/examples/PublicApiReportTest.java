@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.rdma4j.cm.Connector;
 import io.rdma4j.verbs.Context;
 import java.io.IOException;
-import java.lang.module.ModuleDescriptor;
 import java.lang.module.ModuleFinder;
 import java.lang.module.ModuleReader;
 import java.lang.module.ModuleReference;
@@ -56,6 +55,26 @@ class PublicApiReportTest {
         }
     }
 
+    /**
+     * No wide positional record in the API: a record's canonical constructor is API, so each new C field would break
+     * its callers, and a call with a dozen positional numbers cannot be read. Inputs take withers or builders,
+     * outputs are final classes with accessors.
+     */
+    @ParameterizedTest
+    @ValueSource(classes = {Context.class, Connector.class})
+    void noPublicRecordHasMoreThanSixComponents(Class<?> member) throws IOException {
+        ModuleReference module = moduleOf(member);
+        List<String> wide = new ArrayList<>();
+        for (Class<?> type : exportedTypes(module, member.getClassLoader())) {
+            if (type.isRecord() && type.getRecordComponents().length > 6) {
+                wide.add(type.getName() + " (" + type.getRecordComponents().length + " components)");
+            }
+        }
+        if (!wide.isEmpty()) {
+            fail("wide positional records in " + module.descriptor().name() + ": " + wide);
+        }
+    }
+
     /** The module's reference, found where the class was loaded from (a jar or an exploded module). */
     private static ModuleReference moduleOf(Class<?> member) {
         try {
@@ -71,34 +90,46 @@ class PublicApiReportTest {
     }
 
     static String listing(ModuleReference module, ClassLoader loader) throws IOException {
-        ModuleDescriptor descriptor = module.descriptor();
-        Set<String> exported = new TreeSet<>();
-        descriptor.exports().stream().filter(e -> !e.isQualified()).forEach(e -> exported.add(e.source()));
-        Set<String> types = new TreeSet<>();
-        try (ModuleReader reader = module.open(); Stream<String> names = reader.list()) {
-            names.filter(n -> n.endsWith(".class") && !n.equals("module-info.class"))
-                    .map(n -> n.substring(0, n.length() - ".class".length()).replace('/', '.'))
-                    .filter(n -> exported.contains(n.substring(0, n.lastIndexOf('.'))))
-                    .forEach(types::add);
-        }
-        StringBuilder out = new StringBuilder("# module ").append(descriptor.name()).append(", exported: ")
-                .append(String.join(", ", exported)).append('\n');
-        for (String typeName : types) {
-            Class<?> type;
-            try {
-                type = Class.forName(typeName, false, loader);
-            } catch (ClassNotFoundException e) {
-                throw new IllegalStateException(e);
-            }
-            if (!visible(type)) {
-                continue;
-            }
+        StringBuilder out = new StringBuilder("# module ").append(module.descriptor().name()).append(", exported: ")
+                .append(String.join(", ", exportedPackages(module))).append('\n');
+        for (Class<?> type : exportedTypes(module, loader)) {
             out.append('\n').append(declaration(type)).append('\n');
             for (String member : members(type)) {
                 out.append("  ").append(member).append('\n');
             }
         }
         return out.toString();
+    }
+
+    /** The packages {@code module} exports to everyone. */
+    private static Set<String> exportedPackages(ModuleReference module) {
+        Set<String> exported = new TreeSet<>();
+        module.descriptor().exports().stream().filter(e -> !e.isQualified()).forEach(e -> exported.add(e.source()));
+        return exported;
+    }
+
+    /** The visible types of the packages {@code module} exports to everyone, by name. */
+    private static List<Class<?>> exportedTypes(ModuleReference module, ClassLoader loader) throws IOException {
+        Set<String> exported = exportedPackages(module);
+        Set<String> names = new TreeSet<>();
+        try (ModuleReader reader = module.open(); Stream<String> all = reader.list()) {
+            all.filter(n -> n.endsWith(".class") && !n.equals("module-info.class"))
+                    .map(n -> n.substring(0, n.length() - ".class".length()).replace('/', '.'))
+                    .filter(n -> exported.contains(n.substring(0, n.lastIndexOf('.'))))
+                    .forEach(names::add);
+        }
+        List<Class<?>> types = new ArrayList<>();
+        for (String name : names) {
+            try {
+                Class<?> type = Class.forName(name, false, loader);
+                if (visible(type)) {
+                    types.add(type);
+                }
+            } catch (ClassNotFoundException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return types;
     }
 
     /** Public, and nested only in public types (a protected nested type of a public class counts too). */

@@ -67,7 +67,7 @@ import java.util.Set;
  * destroys its own queue pair; close ({@code rdma_destroy_id}) is idempotent, thread-safe and refused while a call on
  * the id runs, and a failed destroy leaves the id closed to Java and abandoned; an id dropped without being closed
  * (a connect request neither accepted nor rejected, say) is closed by a Cleaner, with a warning, while its channel
- * lives on. Thread-safety: every method may be called from any thread; calls on one id are serialized.
+ * lives on: hold a listening id as long as it should listen, as one holds a {@code ServerSocket}. Thread-safety: every method may be called from any thread; calls on one id are serialized.
  */
 public final class CmId extends NativeObject {
 

@@ -106,8 +106,8 @@ public final class CmPeer {
 
     /** The server over the low-level API: every rdma_cm step and every queue pair transition written out. */
     private static void serveLowLevel(InetAddress ip, boolean userQueuePair) throws Exception {
-        try (EventChannel channel = EventChannel.create()) {
-            CmId listener = channel.createId(PortSpace.TCP);
+        // The listener in the try: the channel does not keep its ids reachable, and it must listen throughout.
+        try (EventChannel channel = EventChannel.create(); CmId listener = channel.createId(PortSpace.TCP)) {
             listener.bind(new InetSocketAddress(ip, 0));
             listener.listen(1);
             // Everything but the queue pair is ready before the first request: iWARP gives a request 10 s to be

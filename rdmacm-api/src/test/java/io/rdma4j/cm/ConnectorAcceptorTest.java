@@ -12,6 +12,7 @@ import io.rdma4j.verbs.MemoryRegion;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.CompletionQueuePoller;
 import io.rdma4j.verbs.QueuePair;
+import io.rdma4j.verbs.QueuePairCapabilities;
 import io.rdma4j.verbs.QueuePairPoster;
 import io.rdma4j.verbs.ReceiveWorkRequests;
 import io.rdma4j.verbs.SendWorkRequests;
@@ -231,8 +232,7 @@ class ConnectorAcceptorTest {
     void aRejectionReachesTheConnectorWithThePeersPrivateData() throws Exception {
         InetAddress ip = ConnectionManagerTest.testAddress();
         byte[] reason = "busy".getBytes(StandardCharsets.US_ASCII);
-        try (EventChannel channel = EventChannel.create()) {
-            CmId listener = channel.createId(PortSpace.TCP);
+        try (EventChannel channel = EventChannel.create(); CmId listener = channel.createId(PortSpace.TCP)) {
             listener.bind(new InetSocketAddress(ip, 0));
             listener.listen(1);
             Thread rejecting = Thread.ofVirtual().start(() -> {
@@ -400,6 +400,70 @@ class ConnectorAcceptorTest {
                 throw new IllegalStateException(e);
             }
         });
+    }
+
+    /**
+     * A queue depth the device cannot give is a connection error that names the step and the option that sized
+     * what the device refused, not a bare {@code ibv_create_cq} with an entry count the caller never wrote.
+     */
+    @Test
+    void aQueueTooDeepForTheDeviceNamesTheOptionThatAskedForIt() throws Exception {
+        InetAddress ip = ConnectionManagerTest.testAddress();
+        try (Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ip, 0), 1)) {
+            ConnectionOptions tooDeep = ConnectionOptions.builder()
+                    .capabilities(QueuePairCapabilities.defaults().withSendQueue(1_000_000)).build();
+            ConnectionException e = assertThrows(ConnectionException.class,
+                    () -> Connector.connect(acceptor.localAddress(), tooDeep, TIMEOUT));
+            assertTrue(e.getMessage().startsWith("connect to ") && (e.getMessage().contains(
+                    "ConnectionOptions.completionQueueSize") || e.getMessage().contains("ConnectionOptions.capabilities")),
+                    e.getMessage());
+            assertTrue(e.getCause() instanceof io.rdma4j.verbs.VerbException, e.getMessage());
+        }
+        IllegalArgumentException depth = assertThrows(IllegalArgumentException.class,
+                () -> ConnectionOptions.builder().readDepth(300).build());
+        assertEquals("readDepth is 0..255, not 300", depth.getMessage());
+    }
+
+    /**
+     * Private data the request's transport cannot carry in an accept fails that one request with a
+     * ConnectionException (an accept loop goes on), and the connection's ends stay readable after close.
+     */
+    @Test
+    void anAcceptThatCannotCarryItsPrivateDataFailsThatRequestAndTheAcceptorGoesOn() throws Exception {
+        InetAddress ip = ConnectionManagerTest.testAddress();
+        try (Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ip, 0), 4)) {
+            boolean iwarp = acceptor.context().device().transport() == io.rdma4j.verbs.Transport.IWARP;
+            ConnectionOptions tooMuch = ConnectionOptions.builder().privateData(new byte[iwarp ? 252 : 197]).build();
+            CompletableFuture<Throwable> first = CompletableFuture.supplyAsync(() -> {
+                try {
+                    Connector.connect(acceptor.localAddress(), ConnectionOptions.defaults(), TIMEOUT).close();
+                    return null;
+                } catch (Throwable t) {
+                    return t;
+                }
+            });
+            ConnectionException refused = assertThrows(ConnectionException.class,
+                    () -> acceptor.accept(tooMuch, TIMEOUT));
+            assertTrue(refused.getMessage().startsWith("accept from ") && refused.getMessage().contains("private data"),
+                    refused.getMessage());
+            assertTrue(first.get(60, TimeUnit.SECONDS) instanceof ConnectionException, "the peer was turned away");
+            CompletableFuture<Connection> second = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return Connector.connect(acceptor.localAddress(), ConnectionOptions.defaults(), TIMEOUT);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Connection accepted = acceptor.accept(ConnectionOptions.defaults(), TIMEOUT).orElseThrow();
+            try (Connection connected = second.get(60, TimeUnit.SECONDS)) {
+                InetSocketAddress peer = accepted.peerAddress();
+                accepted.close();
+                assertEquals(peer, accepted.peerAddress(), "what a connection was stays readable after it ends");
+                assertEquals(acceptor.localAddress().getAddress(), connected.peerAddress().getAddress());
+            } finally {
+                accepted.close();
+            }
+        }
     }
 
     @Test

@@ -89,6 +89,8 @@ public final class SendWorkRequests extends WorkRequestBatch {
     private boolean addressedNow;
     /** How many requests are atomics, which a device without atomics must never be given. */
     private int atomics;
+    /** Whether the request being filled is an atomic, whose one gather entry receives the 8-byte old value. */
+    private boolean atomicNow;
     /** Whether the request being filled is inline, and whether it has an entry from {@link #gatherUnchecked}. */
     private boolean inlineNow;
     private boolean uncheckedNow;
@@ -173,8 +175,11 @@ public final class SendWorkRequests extends WorkRequestBatch {
     /**
      * Adds an atomic compare-and-swap on 8 aligned bytes of the peer ({@code IBV_WR_ATOMIC_CMP_AND_SWP}); the
      * old value lands in the one 8-byte gather entry.
+     *
+     * @throws IllegalArgumentException if {@code remoteAddress} is not 8-byte aligned
      */
     public SendWorkRequests compareAndSwap(long workRequestId, long remoteAddress, int rkey, long compare, long swap) {
+        requireAligned(remoteAddress);
         long at = start(workRequestId, WR_CMP_AND_SWP);
         atomic(at, remoteAddress, rkey, compare);
         putLong(at + ATOMIC_SWAP, swap);
@@ -183,6 +188,7 @@ public final class SendWorkRequests extends WorkRequestBatch {
 
     /** Adds an atomic fetch-and-add ({@code IBV_WR_ATOMIC_FETCH_AND_ADD}); the old value lands in the gather entry. */
     public SendWorkRequests fetchAndAdd(long workRequestId, long remoteAddress, int rkey, long add) {
+        requireAligned(remoteAddress);
         atomic(start(workRequestId, WR_FETCH_AND_ADD), remoteAddress, rkey, add);
         return this;
     }
@@ -223,6 +229,9 @@ public final class SendWorkRequests extends WorkRequestBatch {
      * @throws IllegalArgumentException  if {@code length} does not fit {@code ibv_sge.length} (32 bits, unsigned)
      */
     public SendWorkRequests gather(MemoryRegion region, long offset, long length) {
+        if (atomicNow && length != Long.BYTES) {
+            throw new IllegalArgumentException("ibv_sge.length of an atomic's result buffer is 8, not " + length);
+        }
         addEntry(region, offset, length);
         return this;
     }
@@ -343,8 +352,17 @@ public final class SendWorkRequests extends WorkRequestBatch {
         putInt(at + RDMA_RKEY, rkey);
     }
 
+    /** Refuses a misaligned atomic before its request is started (the device would fail it). */
+    private static void requireAligned(long remoteAddress) {
+        if ((remoteAddress & (Long.BYTES - 1)) != 0) {
+            throw new IllegalArgumentException("wr.atomic.remote_addr must be 8-byte aligned, not 0x"
+                    + Long.toHexString(remoteAddress));
+        }
+    }
+
     private void atomic(long at, long remoteAddress, int rkey, long compareOrAdd) {
         atomics++;
+        atomicNow = true;
         putLong(at + ATOMIC_ADDR, remoteAddress);
         putInt(at + ATOMIC_RKEY, rkey);
         putLong(at + ATOMIC_COMPARE_ADD, compareOrAdd);

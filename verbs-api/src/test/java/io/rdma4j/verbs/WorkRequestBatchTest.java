@@ -69,7 +69,7 @@ class WorkRequestBatchTest {
     void aRefilledSendRequestStartsFromZero() {
         long size = ibv_send_wr.layout().byteSize();
         try (SendWorkRequests sends = new SendWorkRequests(2, 1)) {
-            sends.clear().compareAndSwap(1, -1L, -1, -1L, -1L).gatherUnchecked(-1L, 8, -1).signaled().fence()
+            sends.clear().compareAndSwap(1, -8L, -1, -1L, -1L).gatherUnchecked(-1L, 8, -1).signaled().fence()
                     .sendWithImmediate(2, -1).solicited().inline();
             sends.clear().send(3);
             MemorySegment wr0 = sends.requests.asSlice(0, size);
@@ -170,6 +170,19 @@ class WorkRequestBatchTest {
         }
         try (SendWorkRequests sends = new SendWorkRequests(1, 1)) {
             assertThrows(IllegalStateException.class, () -> sends.clear().send(1).inline(freed), "a closed arena");
+        }
+    }
+
+    @Test
+    void anAtomicNeedsAnAlignedTargetAndAnEightByteResultEntry() {
+        try (SendWorkRequests sends = new SendWorkRequests(2, 1)) {
+            IllegalArgumentException misaligned = assertThrows(IllegalArgumentException.class,
+                    () -> sends.clear().fetchAndAdd(1, 0x1004, 7, 1));
+            assertEquals("wr.atomic.remote_addr must be 8-byte aligned, not 0x1004", misaligned.getMessage());
+            assertEquals(0, sends.count(), "nothing half-built was left in the batch");
+            sends.compareAndSwap(2, 0x1008, 7, 0, 1);
+            assertThrows(IllegalArgumentException.class,
+                    () -> sends.gather(null, 0, 4), "the old value is 8 bytes");
         }
     }
 
