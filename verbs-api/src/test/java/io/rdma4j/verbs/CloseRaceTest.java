@@ -68,6 +68,67 @@ class CloseRaceTest {
         }
     }
 
+    /**
+     * A completion channel closed while a thread waits in {@code await}, and a context closed while a thread waits
+     * for its next async event, round after round: a close refused while the waiter's take is inside its verb leaves
+     * the object as it was, the next one closes it for good, and the waiter is woken at once with
+     * {@link IllegalStateException} (never left to its 30 s timeout).
+     */
+    @Test
+    void channelsAndContextsClosedUnderAWaiterWakeItEveryTime() throws Exception {
+        SplittableRandom random = new SplittableRandom(7);
+        for (int round = 0; round < ROUNDS / 4; round++) {
+            try (Context context = TestDevice.open()) {
+                CompletionChannel channel = context.createCompletionChannel();
+                closeUnder(round, "completion channel", () -> channel.await(Duration.ofSeconds(30)), channel,
+                        random.nextInt(20_000));
+                assertTrue(channel.isClosed(), "round " + round);
+            }
+            Context context = TestDevice.open();
+            closeUnder(round, "context", () -> context.nextAsyncEvent(Duration.ofSeconds(30)), context,
+                    random.nextInt(20_000));
+            assertTrue(context.isClosed(), "round " + round);
+        }
+    }
+
+    /** What a waiter does: waits on an object until it throws. */
+    @FunctionalInterface
+    private interface Wait {
+        void await() throws InterruptedException;
+    }
+
+    /** Starts {@code wait} on a thread, closes {@code object} after {@code spins}, and requires the waiter to end. */
+    private static void closeUnder(int round, String what, Wait wait, NativeObject object, int spins)
+            throws InterruptedException {
+        java.util.concurrent.atomic.AtomicReference<Throwable> ended = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread waiter = Thread.ofPlatform().name(what + "-waiter").start(() -> {
+            try {
+                while (true) {
+                    wait.await();
+                }
+            } catch (Throwable t) {
+                ended.set(t);
+            }
+        });
+        for (int spin = spins; spin > 0; spin--) {
+            Thread.onSpinWait();
+        }
+        while (true) {
+            try {
+                object.close();
+                break;
+            } catch (IllegalStateException takeRunning) {
+                // Refused while the waiter's take is inside its verb: the object stays as it was; close again.
+                Thread.onSpinWait();
+            }
+        }
+        waiter.join(5_000);
+        if (waiter.isAlive()) {
+            fail("round " + round + ": the " + what + "'s waiter still waits after its close");
+        }
+        assertTrue(ended.get() instanceof IllegalStateException, "round " + round + ", " + what + ": " + ended.get());
+    }
+
     /** Closes the queue pair, then the queue, on a thread of its own: a close still blocked after 10 s fails. */
     private static void closeWithin(int round, QueuePair qp, CompletionQueue cq) throws InterruptedException {
         Thread closing = Thread.ofPlatform().daemon().name("close-round-" + round).start(() -> {

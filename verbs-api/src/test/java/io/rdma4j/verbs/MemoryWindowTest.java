@@ -70,6 +70,9 @@ class MemoryWindowTest {
     void aTypeTwoWindowIsBoundAndInvalidatedByWorkRequests() {
         MemoryWindow window = allocate(MemoryWindow.Type.TYPE_2);
         int rkey = window.nextRkey();
+        // A bind's range is checked against its region before the provider reads it.
+        assertThrows(IndexOutOfBoundsException.class,
+                () -> sends.clear().bindMemoryWindow(40, window, rkey, target, 8000, 2048, WINDOW_ACCESS));
         sends.clear().bindMemoryWindow(41, window, rkey, target, 0, 2048, WINDOW_ACCESS).signaled();
         pair.server.postSend(sends);
         await(pair.serverCq, completions, 1);

@@ -30,6 +30,18 @@ class RdmaExceptionTest {
         assertFalse(e instanceof UnsupportedVerbException);
     }
 
+    /** Which requests of a rejected batch were posted: none for #0, the ones before it otherwise. */
+    @Test
+    void aRejectedPostSaysWhatWasPosted() {
+        assertTrue(new PostException("ibv_post_send", 12, 0).getMessage()
+                .endsWith("work request #0 of the batch was rejected; none was posted"));
+        assertTrue(new PostException("ibv_post_send", -12, 3).getMessage()
+                .endsWith("work request #3 of the batch was rejected; the 3 before it were posted"));
+        assertTrue(new PostException("ibv_post_recv", 22, -1).getMessage()
+                .endsWith("the provider did not say which request it rejected: those before it were posted"));
+        assertEquals(12, new PostException("ibv_post_send", -12, 3).errno(), "siw's negated errno made positive");
+    }
+
     @Test
     void unsupportedFeaturesHaveTheirOwnType() {
         assertInstanceOf(UnsupportedVerbException.class, VerbException.of("ibv_alloc_mw", RdmaCore.EOPNOTSUPP()));
