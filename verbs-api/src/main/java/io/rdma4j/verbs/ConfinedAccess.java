@@ -34,7 +34,7 @@ abstract sealed class ConfinedAccess implements AutoCloseable
     ConfinedAccess(NativeObject target) {
         this.address = target.pinned().address();
         this.owner = Thread.currentThread();
-        this.release = new Release(target.resource(), getClass().getSimpleName() + " of " + target.describe());
+        this.release = new Release(target.nativeResource(), getClass().getSimpleName() + " of " + target.describe());
         this.cleanable = NativeObject.CLEANER.register(this, release);
     }
 

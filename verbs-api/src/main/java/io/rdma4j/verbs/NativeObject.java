@@ -85,14 +85,9 @@ public abstract class NativeObject implements AutoCloseable {
         this(null, pointer, size, rank, null, null);
     }
 
-    /** The native side, for rdma4j's own modules (which pin it around their calls). */
+    /** The native side, for rdma4j's own modules and this package (which pin it around their calls). */
     @SuppressWarnings("exports") // an internal type: no class outside rdma4j can use it
     protected final NativeResource nativeResource() {
-        return resource;
-    }
-
-    /** The native side (see {@link #nativeResource()}). */
-    final NativeResource resource() {
         return resource;
     }
 

@@ -22,7 +22,7 @@ final class VerbsBridge implements VerbsInternals.Access {
 
     @Override
     public NativeResource resource(NativeObject object) {
-        return object.resource();
+        return object.nativeResource();
     }
 
     @Override

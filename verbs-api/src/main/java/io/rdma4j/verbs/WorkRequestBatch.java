@@ -165,7 +165,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
     final void pinNamed() {
         for (int i = 0; i < namedCount; i++) {
             NativeObject object = named[i];
-            if (!(pins(object) ? object.resource().pin() : object.resource().isUsable())) {
+            if (!(pins(object) ? object.nativeResource().pin() : object.nativeResource().isUsable())) {
                 unpin(i);
                 throw new IllegalStateException("a request names " + object.describe() + ", which is closed");
             }
@@ -192,7 +192,7 @@ abstract class WorkRequestBatch implements AutoCloseable {
     private void unpin(int n) {
         for (int i = 0; i < n; i++) {
             if (pins(named[i])) {
-                named[i].resource().unpin();
+                named[i].nativeResource().unpin();
             }
         }
     }
