@@ -1,9 +1,17 @@
 package io.rdma4j.verbs;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.rdma4j.bindings.shim.Errno;
+import io.rdma4j.bindings.shim.ExportedVerbs;
+import io.rdma4j.bindings.verbs.RdmaCore;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -65,6 +73,56 @@ class CloseRaceTest {
                     + " flushed receive");
             assertTrue(taken.get() > ROUNDS / 20, "events taken: " + taken.get() + " of " + ROUNDS + " rounds");
             System.out.println("close race: " + ROUNDS + " rounds, the waiter took " + taken.get() + " events");
+        }
+    }
+
+    /**
+     * The race's window held open: a waiter has taken an event from the kernel ({@code ibv_get_cq_event}) and not
+     * yet counted it when another thread closes the queue. The destroy, blocked in {@code ibv_destroy_cq} until that
+     * event is acknowledged, must end once the waiter counts it (the count went to a destroy that had already begun,
+     * so the waiter acknowledges it itself). Deterministic where the repeated race above is luck: counting the event
+     * as an ordinary one leaves the destroy blocked for good.
+     */
+    @Test
+    void anEventTakenButNotYetCountedWhenTheCloseBeginsIsAcknowledgedByItsTaker() throws Exception {
+        try (Context context = TestDevice.open();
+             CompletionChannel channel = context.createCompletionChannel();
+             ProtectionDomain pd = context.allocateProtectionDomain();
+             MemoryRegion memory = pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE));
+             ReceiveWorkRequests receives = new ReceiveWorkRequests(1, 1);
+             Arena arena = Arena.ofConfined()) {
+            CompletionQueue cq = context.createCompletionQueue(4, channel, 0);
+            QueuePair qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq).create();
+            qp.initialize(1, Set.of());
+            qp.postReceive(receives.clear().add(1).scatter(memory, 0, 64));
+            cq.requestNotification(false);
+            qp.moveToError();
+            qp.close();
+            // The waiter's first half: the event leaves the kernel, as in CompletionChannel's take.
+            MemorySegment cqOut = arena.allocate(ValueLayout.ADDRESS);
+            MemorySegment contextOut = arena.allocate(ValueLayout.ADDRESS);
+            MemorySegment state = Errno.state();
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (channel.withPinned(c -> ExportedVerbs.ibv_get_cq_event(state, c, cqOut, contextOut)) != 0) {
+                assertEquals(RdmaCore.EAGAIN(), Errno.get(state), "ibv_get_cq_event's errno");
+                assumeTrue(System.nanoTime() < deadline, "SKIPPED: " + TestDevice.device().name()
+                        + " raised no completion event for a flushed receive");
+                Thread.sleep(1);
+            }
+            MemorySegment taken = cqOut.get(ValueLayout.ADDRESS, 0);
+            assertEquals(cq.openAddress(), taken.address());
+            Thread closing = Thread.ofPlatform().daemon().name("closing-with-an-event-out").start(cq::close);
+            closing.join(500);
+            assertTrue(closing.isAlive(), "ibv_destroy_cq waits for the event taken and not acknowledged");
+            // The waiter's second half, after the destroy has begun.
+            boolean handedOut = cq.eventReceived(taken);
+            closing.join(10_000);
+            if (closing.isAlive()) {
+                RdmaCore.ibv_ack_cq_events(taken, 1); // lets the destroy end, so that the context closes after the failure
+                fail("closing the completion queue blocked: the event taken before it began was never acknowledged");
+            }
+            assertTrue(cq.isClosed());
+            assertFalse(handedOut, "an event counted during the destroy belongs to no one");
         }
     }
 
