@@ -291,12 +291,12 @@ public final class Connection implements AutoCloseable {
         void createQueuePair(String step) {
             id.setAckTimeout(options.ackTimeout());
             Context context = id.context();
-            protectionDomain = options.protectionDomain();
+            protectionDomain = options.protectionDomain(context);
             if (protectionDomain == null) {
                 protectionDomain = context.allocateProtectionDomain();
                 ownsProtectionDomain = true;
             }
-            completionQueue = options.completionQueue();
+            completionQueue = options.completionQueue(context);
             if (completionQueue == null) {
                 completionChannel = options.completionEvents() ? context.createCompletionChannel() : null;
                 step(step + ": create its completion queue of " + options.completionQueueSize() + " entries"

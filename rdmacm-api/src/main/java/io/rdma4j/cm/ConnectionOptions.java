@@ -1,6 +1,7 @@
 package io.rdma4j.cm;
 
 import io.rdma4j.verbs.CompletionQueue;
+import io.rdma4j.verbs.Context;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.QueuePair;
 import io.rdma4j.verbs.QueuePairCapabilities;
@@ -10,6 +11,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * How {@link Connector} and {@link Acceptor} set up a connection: queue sizes, private data, RDMA READ depth,
@@ -26,8 +28,8 @@ public final class ConnectionOptions {
     private final int retryCount;
     private final int rnrRetryCount;
     private final int ackTimeout;
-    private final ProtectionDomain protectionDomain;
-    private final CompletionQueue completionQueue;
+    private final Function<Context, ProtectionDomain> protectionDomain;
+    private final Function<Context, CompletionQueue> completionQueue;
     private final InetSocketAddress source;
     private final Duration resolveTimeout;
     private final Duration establishTimeout;
@@ -136,14 +138,41 @@ public final class ConnectionOptions {
         return ackTimeout;
     }
 
-    /** A protection domain on the id's context to share, or {@code null} for one per connection. */
-    public ProtectionDomain protectionDomain() {
-        return protectionDomain;
+    /**
+     * The protection domain to share on {@code context} (the device the connection's id resolved to), or
+     * {@code null} for one of the connection's own.
+     *
+     * @throws IllegalArgumentException if the one given is on another device's context
+     */
+    public ProtectionDomain protectionDomain(Context context) {
+        return protectionDomain == null ? null
+                : onContext("protectionDomain", protectionDomain.apply(context), ProtectionDomain::context, context);
     }
 
-    /** A completion queue on the id's context to share, or {@code null} for one per connection. */
-    public CompletionQueue completionQueue() {
-        return completionQueue;
+    /**
+     * The completion queue to share on {@code context}, or {@code null} for one of the connection's own.
+     *
+     * @throws IllegalArgumentException if the one given is on another device's context
+     */
+    public CompletionQueue completionQueue(Context context) {
+        return completionQueue == null ? null
+                : onContext("completionQueue", completionQueue.apply(context), CompletionQueue::context, context);
+    }
+
+    /** Whether connections share a completion queue (then the options have no completion events of their own). */
+    public boolean sharesCompletionQueue() {
+        return completionQueue != null;
+    }
+
+    private static <T> T onContext(String option, T object, Function<T, Context> contextOf, Context context) {
+        if (object == null) {
+            throw new IllegalArgumentException(option + " gave no object for " + context);
+        }
+        if (contextOf.apply(object) != context) {
+            throw new IllegalArgumentException(option + " gave " + object + " on " + contextOf.apply(object)
+                    + ", but the connection's id is on " + context + ": share objects per device (the function form)");
+        }
+        return object;
     }
 
     /** The local address to connect from, or {@code null} for any. */
@@ -201,8 +230,8 @@ public final class ConnectionOptions {
         private int retryCount = 6;
         private int rnrRetryCount = 7;
         private int ackTimeout = 17;
-        private ProtectionDomain protectionDomain;
-        private CompletionQueue completionQueue;
+        private Function<Context, ProtectionDomain> protectionDomain;
+        private Function<Context, CompletionQueue> completionQueue;
         private InetSocketAddress source;
         private Duration resolveTimeout = Duration.ofSeconds(2);
         private Duration establishTimeout = Duration.ofSeconds(10);
@@ -255,15 +284,31 @@ public final class ConnectionOptions {
             return this;
         }
 
-        /** Shares {@code pd} (on the ids' context) between connections. */
+        /** Shares {@code pd} (on the ids' context) between connections; {@code null} for one per connection. */
         public Builder protectionDomain(ProtectionDomain pd) {
-            protectionDomain = pd;
+            protectionDomain = pd == null ? null : context -> pd;
             return this;
         }
 
-        /** Shares {@code cq} (on the ids' context) between connections, for both queues. */
+        /**
+         * Shares a protection domain per device: {@code perDevice} is called with the context the connection's id
+         * resolved to (when a client connects, the device is known only after address resolution) and returns one
+         * on it.
+         */
+        public Builder protectionDomain(Function<Context, ProtectionDomain> perDevice) {
+            protectionDomain = perDevice;
+            return this;
+        }
+
+        /** Shares {@code cq} (on the ids' context) between connections, for both queues; {@code null} for one each. */
         public Builder completionQueue(CompletionQueue cq) {
-            completionQueue = cq;
+            completionQueue = cq == null ? null : context -> cq;
+            return this;
+        }
+
+        /** Shares a completion queue per device, as {@link #protectionDomain(Function)} does a protection domain. */
+        public Builder completionQueue(Function<Context, CompletionQueue> perDevice) {
+            completionQueue = perDevice;
             return this;
         }
 

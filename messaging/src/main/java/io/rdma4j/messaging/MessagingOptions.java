@@ -1,0 +1,133 @@
+package io.rdma4j.messaging;
+
+import io.rdma4j.cm.ConnectionOptions;
+import java.util.Objects;
+
+/**
+ * The sizes of a {@link MessageChannel}: its receive buffers and how many of them the peer may fill before it must
+ * wait for credit, its send buffers, and the connection options underneath (retries, timeouts, private data for
+ * the application). Build with {@link #builder()}; every value has a default and is checked when built, in a
+ * message that names it. Immutable and thread-safe.
+ */
+public final class MessagingOptions {
+
+    /** The largest receive buffer: a message's length travels in a completion's 32-bit byte count. */
+    static final int MAX_RECEIVE_BUFFER = 1 << 30;
+
+    private final int receiveBufferSize;
+    private final int receiveCredits;
+    private final int controlWindow;
+    private final int sendBuffers;
+    private final int inlineSize;
+    private final ConnectionOptions connection;
+
+    private MessagingOptions(Builder b) {
+        this.receiveBufferSize = check("receiveBufferSize", b.receiveBufferSize, Header.BYTES + 1, MAX_RECEIVE_BUFFER);
+        this.receiveCredits = check("receiveCredits", b.receiveCredits, 1, 1 << 16);
+        this.controlWindow = check("controlWindow", b.controlWindow, 2, 1 << 10);
+        this.sendBuffers = check("sendBuffers", b.sendBuffers, 1, 1 << 16);
+        this.inlineSize = check("inlineSize", b.inlineSize, 0, 1 << 10);
+        this.connection = Objects.requireNonNull(b.connection, "connection");
+    }
+
+    private static int check(String name, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " is " + min + ".." + max + ", not " + value);
+        }
+        return value;
+    }
+
+    /** The defaults: 4 KiB receive buffers, 32 credits, 32 send buffers, 64 bytes inline. */
+    public static MessagingOptions defaults() {
+        return builder().build();
+    }
+
+    /** A builder with the defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The size of each receive buffer, header included: the largest message is this less 16 bytes. */
+    public int receiveBufferSize() {
+        return receiveBufferSize;
+    }
+
+    /** How many messages the peer may send before this side's application releases one (the data receives). */
+    public int receiveCredits() {
+        return receiveCredits;
+    }
+
+    /** How many credit messages may be in flight to the peer unacknowledged (receives reserved for them). */
+    public int controlWindow() {
+        return controlWindow;
+    }
+
+    /** Registered send buffers: copied messages in flight at once. */
+    public int sendBuffers() {
+        return sendBuffers;
+    }
+
+    /** Messages up to this many bytes (header included) are sent inline, where the device allows. */
+    public int inlineSize() {
+        return inlineSize;
+    }
+
+    /** The connection's options underneath (the layer sets the queue pair, queues and its own private data). */
+    public ConnectionOptions connection() {
+        return connection;
+    }
+
+    /** Builds {@link MessagingOptions}. Not thread-safe. */
+    public static final class Builder {
+        private int receiveBufferSize = 4096;
+        private int receiveCredits = 32;
+        private int controlWindow = 4;
+        private int sendBuffers = 32;
+        private int inlineSize = 64;
+        private ConnectionOptions connection = ConnectionOptions.defaults();
+
+        private Builder() {
+        }
+
+        /** The size of each receive buffer, header (16 bytes) included. */
+        public Builder receiveBufferSize(int bytes) {
+            receiveBufferSize = bytes;
+            return this;
+        }
+
+        /** The data receives posted for the peer: its credits. */
+        public Builder receiveCredits(int count) {
+            receiveCredits = count;
+            return this;
+        }
+
+        /** The receives reserved for the peer's credit messages, at least 2. */
+        public Builder controlWindow(int count) {
+            controlWindow = count;
+            return this;
+        }
+
+        /** The registered send buffers. */
+        public Builder sendBuffers(int count) {
+            sendBuffers = count;
+            return this;
+        }
+
+        /** The largest message, header included, to send inline; 0 for none. */
+        public Builder inlineSize(int bytes) {
+            inlineSize = bytes;
+            return this;
+        }
+
+        /** The connection's options: retries, timeouts, the application's private data. */
+        public Builder connection(ConnectionOptions options) {
+            connection = options;
+            return this;
+        }
+
+        /** Checks and builds. */
+        public MessagingOptions build() {
+            return new MessagingOptions(this);
+        }
+    }
+}

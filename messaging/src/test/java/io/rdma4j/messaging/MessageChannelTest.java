@@ -1,0 +1,275 @@
+package io.rdma4j.messaging;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.rdma4j.cm.Acceptor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Message channels on the test device ({@code RDMA4J_TEST_ADDRESS}): a fast sender against a receiver that holds
+ * its messages and sleeps (credits must stop the sender: on iWARP a message without a posted receive ends the
+ * connection), many connections on one group, and the ends of a channel reaching every waiting call.
+ */
+@Tag("device")
+class MessageChannelTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+    static InetAddress address() {
+        String value = System.getenv("RDMA4J_TEST_ADDRESS");
+        if (value == null || value.isBlank()) {
+            return fail("RDMA4J_TEST_ADDRESS is not set: it names the IP address of the test device's port");
+        }
+        try {
+            return InetAddress.getByName(value);
+        } catch (java.net.UnknownHostException e) {
+            return fail("RDMA4J_TEST_ADDRESS is not an IP address: " + value);
+        }
+    }
+
+    /** A connected pair of channels in two groups of this JVM. */
+    private record Pair(MessagingGroup serverGroup, MessagingGroup clientGroup, Acceptor acceptor,
+                        MessageChannel server, MessageChannel client) implements AutoCloseable {
+
+        static Pair open(ProgressMode mode, MessagingOptions options) throws Exception {
+            MessagingGroup serverGroup = MessagingGroup.create(mode);
+            MessagingGroup clientGroup = MessagingGroup.create(mode);
+            Acceptor acceptor = Acceptor.listen(new InetSocketAddress(address(), 0), 4);
+            CompletableFuture<MessageChannel> accepted = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return serverGroup.accept(acceptor, options, TIMEOUT).orElseThrow();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            MessageChannel client = clientGroup.connect(acceptor.localAddress(), options, TIMEOUT);
+            return new Pair(serverGroup, clientGroup, acceptor, accepted.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS),
+                    client);
+        }
+
+        @Override
+        public void close() {
+            client.close();
+            server.close();
+            acceptor.close();
+            clientGroup.close();
+            serverGroup.close();
+        }
+    }
+
+    /** Fills {@code message} with bytes that only message {@code n} has. */
+    private static void fill(MemorySegment message, long n) {
+        SplittableRandom bytes = new SplittableRandom(n);
+        for (long i = 0; i < message.byteSize(); i++) {
+            message.set(ValueLayout.JAVA_BYTE, i, (byte) bytes.nextInt());
+        }
+    }
+
+    private static void check(ReceivedMessage message, long n, long length) {
+        assertEquals(length, message.length(), "message " + n + "'s length");
+        SplittableRandom bytes = new SplittableRandom(n);
+        for (long i = 0; i < length; i++) {
+            if (message.byteAt(i) != (byte) bytes.nextInt()) {
+                fail("message " + n + " differs at byte " + i);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(ProgressMode.class)
+    void aFastSenderNeverOverrunsAReceiverThatHoldsItsMessagesAndSleeps(ProgressMode mode) throws Exception {
+        int messages = 5_000;
+        MessagingOptions options = MessagingOptions.builder().receiveCredits(8).sendBuffers(4).build();
+        try (Pair pair = Pair.open(mode, options)) {
+            int max = pair.client().maxMessageSize();
+            assertEquals(options.receiveBufferSize() - 16, max);
+            CompletableFuture<Void> sender = CompletableFuture.runAsync(() -> {
+                SplittableRandom sizes = new SplittableRandom(1);
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment message = arena.allocate(max);
+                    for (int n = 0; n < messages; n++) {
+                        MemorySegment m = message.asSlice(0, 1 + sizes.nextInt(max));
+                        fill(m, n);
+                        pair.client().send(m);
+                    }
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            SplittableRandom pauses = new SplittableRandom(2);
+            List<ReceivedMessage> held = new ArrayList<>();
+            long[] expected = new long[messages];
+            SplittableRandom sizesAgain = new SplittableRandom(1);
+            for (int n = 0; n < messages; n++) {
+                expected[n] = 1 + sizesAgain.nextInt(max);
+            }
+            for (int n = 0; n < messages; n++) {
+                ReceivedMessage m = pair.server().receive(TIMEOUT);
+                if (m == null) {
+                    sender.getNow(null); // the sender's failure, if that is why
+                    fail("message " + n + " did not arrive within " + TIMEOUT);
+                }
+                assertEquals(n, m.sequence());
+                check(m, n, expected[n]);
+                held.add(m);
+                // Hold up to all credits' worth of messages, and now and then sleep with them held.
+                if (held.size() == options.receiveCredits() || pauses.nextInt(8) == 0) {
+                    if (pauses.nextInt(50) == 0) {
+                        Thread.sleep(20);
+                    }
+                    held.forEach(ReceivedMessage::release);
+                    held.clear();
+                }
+            }
+            held.forEach(ReceivedMessage::release);
+            sender.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            assertNull(pair.server().tryReceive(), "nothing more than was sent arrived");
+            ReceivedMessage last = pair.client().tryReceive();
+            assertNull(last, "nothing arrived the other way");
+        }
+    }
+
+    @Test
+    void manyConnectionsOnOneGroupEachDoRequestAndResponse() throws Exception {
+        int connections = 16;
+        int rounds = 200;
+        MessagingOptions options = MessagingOptions.builder().receiveCredits(4).sendBuffers(4).build();
+        try (MessagingGroup serverGroup = MessagingGroup.create(ProgressMode.EVENT_DRIVEN);
+             MessagingGroup clientGroup = MessagingGroup.create(ProgressMode.EVENT_DRIVEN);
+             Acceptor acceptor = Acceptor.listen(new InetSocketAddress(address(), 0), connections)) {
+            List<Thread> threads = new ArrayList<>();
+            List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+            Thread server = Thread.ofVirtual().start(() -> {
+                try {
+                    for (int c = 0; c < connections; c++) {
+                        MessageChannel channel = serverGroup.accept(acceptor, options, TIMEOUT).orElseThrow();
+                        threads.add(Thread.ofVirtual().start(() -> echo(channel, rounds, failures)));
+                    }
+                } catch (Throwable t) {
+                    failures.add(t);
+                }
+            });
+            List<Thread> clients = new ArrayList<>();
+            for (int c = 0; c < connections; c++) {
+                int id = c;
+                clients.add(Thread.ofVirtual().start(() -> {
+                    try (MessageChannel channel = clientGroup.connect(acceptor.localAddress(), options, TIMEOUT);
+                         Arena arena = Arena.ofConfined()) {
+                        MemorySegment request = arena.allocate(8);
+                        for (int r = 0; r < rounds; r++) {
+                            request.set(ValueLayout.JAVA_LONG, 0, (long) id << 32 | r);
+                            channel.send(request);
+                            try (ReceivedMessage answer = channel.receive(TIMEOUT)) {
+                                assertEquals(((long) id << 32 | r) + 1, answer.segment().get(ValueLayout.JAVA_LONG, 0));
+                            }
+                        }
+                    } catch (Throwable t) {
+                        failures.add(t);
+                    }
+                }));
+            }
+            for (Thread t : clients) {
+                t.join(TIMEOUT.toMillis() * 3);
+            }
+            server.join(TIMEOUT.toMillis());
+            for (Thread t : threads) {
+                t.join(TIMEOUT.toMillis());
+            }
+            if (!failures.isEmpty()) {
+                AssertionError e = new AssertionError(failures.size() + " connections failed");
+                failures.forEach(e::addSuppressed);
+                throw e;
+            }
+        }
+    }
+
+    /** Answers each request with its number plus one, until the client disconnects. */
+    private static void echo(MessageChannel channel, int rounds, List<Throwable> failures) {
+        try (channel; Arena arena = Arena.ofConfined()) {
+            MemorySegment answer = arena.allocate(8);
+            for (int r = 0; r < rounds; r++) {
+                try (ReceivedMessage request = channel.receive(TIMEOUT)) {
+                    answer.set(ValueLayout.JAVA_LONG, 0, request.segment().get(ValueLayout.JAVA_LONG, 0) + 1);
+                }
+                channel.send(answer);
+            }
+            ChannelException end = assertThrows(ChannelException.class, () -> channel.receive(TIMEOUT));
+            assertEquals(ChannelException.Reason.PEER_DISCONNECTED, end.reason(), end.toString());
+        } catch (Throwable t) {
+            failures.add(t);
+        }
+    }
+
+    @Test
+    void closingFailsAWaitingReceiveAndThePeerLearnsOfIt() throws Exception {
+        try (Pair pair = Pair.open(ProgressMode.EVENT_DRIVEN, MessagingOptions.defaults())) {
+            CompletableFuture<Throwable> waiting = receiveInBackground(pair.client());
+            CompletableFuture<Throwable> peerWaiting = receiveInBackground(pair.server());
+            Thread.sleep(200);
+            long start = System.nanoTime();
+            pair.client().close();
+            Throwable local = waiting.get(5, TimeUnit.SECONDS);
+            assertTrue(local instanceof ChannelException c && c.reason() == ChannelException.Reason.CLOSED,
+                    String.valueOf(local));
+            Throwable remote = peerWaiting.get(10, TimeUnit.SECONDS);
+            assertTrue(remote instanceof ChannelException c && c.reason() == ChannelException.Reason.PEER_DISCONNECTED,
+                    String.valueOf(remote));
+            assertTrue(System.nanoTime() - start < Duration.ofSeconds(5).toNanos(), "the ends arrived within 5 s");
+            ChannelException after = assertThrows(ChannelException.class,
+                    () -> pair.client().send(MemorySegment.ofArray(new byte[1])));
+            assertEquals(ChannelException.Reason.CLOSED, after.reason());
+        }
+    }
+
+    /** A receive on another thread: what it threw, or null if a message came. */
+    private static CompletableFuture<Throwable> receiveInBackground(MessageChannel channel) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                ReceivedMessage unexpected = channel.receive(TIMEOUT);
+                if (unexpected != null) {
+                    unexpected.release();
+                }
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
+    }
+
+    @Test
+    void misuseIsRefusedBeforeC() throws Exception {
+        try (Pair pair = Pair.open(ProgressMode.EVENT_DRIVEN, MessagingOptions.defaults());
+             Arena arena = Arena.ofConfined()) {
+            MessageChannel client = pair.client();
+            IllegalArgumentException tooLong = assertThrows(IllegalArgumentException.class,
+                    () -> client.send(arena.allocate(client.maxMessageSize() + 1)));
+            assertTrue(tooLong.getMessage().contains(String.valueOf(client.maxMessageSize())), tooLong.getMessage());
+            client.send(arena.allocate(3));
+            ReceivedMessage m = pair.server().receive(TIMEOUT);
+            assertEquals(3, m.length());
+            m.release();
+            assertThrows(IllegalStateException.class, m::release);
+            assertThrows(IllegalStateException.class, m::length);
+            assertThrows(IllegalStateException.class, m::segment);
+            m.close(); // a second close does nothing
+        }
+    }
+}
