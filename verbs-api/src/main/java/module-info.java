@@ -7,5 +7,5 @@ module io.rdma4j.verbs {
     requires org.slf4j;
 
     exports io.rdma4j.verbs;
-    exports io.rdma4j.verbs.internal to io.rdma4j.cm;
+    exports io.rdma4j.verbs.internal to io.rdma4j.cm, io.rdma4j.messaging;
 }

@@ -6,8 +6,7 @@ import io.rdma4j.verbs.Context;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.WorkCompletions;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Arrays;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,11 +29,13 @@ final class DeviceProgress {
     private final ProtectionDomain protectionDomain;
     private final CompletionChannel completionChannel;
     private final int queueEntries;
-    /** The queues, and the entries reserved on each; guarded by this. */
-    private final List<CompletionQueue> queues = new ArrayList<>();
-    private final List<Integer> reserved = new ArrayList<>();
-    /** What the progress thread polls: replaced (copy on write) when a queue is added. */
-    private volatile CompletionQueue[] polled = new CompletionQueue[0];
+    /**
+     * The queues, which the progress thread polls without a lock: replaced (copy on write) when a queue is added,
+     * under this.
+     */
+    private volatile CompletionQueue[] queues = new CompletionQueue[0];
+    /** The entries reserved on each queue, by index; guarded by this. */
+    private int[] reserved = new int[0];
     private final Thread thread;
     private volatile boolean stopping;
 
@@ -51,8 +52,7 @@ final class DeviceProgress {
             throw e;
         }
         this.thread = Thread.ofPlatform().daemon().name("rdma4j-progress-" + context.device().name())
-                .unstarted(this::run);
-        thread.start();
+                .start(this::run);
     }
 
     ProtectionDomain protectionDomain() {
@@ -69,27 +69,29 @@ final class DeviceProgress {
             throw new IllegalArgumentException("a channel needs " + entries + " completion queue entries (its send"
                     + " queue and receives), more than the " + queueEntries + " of a queue on " + context);
         }
-        for (int i = 0; i < queues.size(); i++) {
-            if (reserved.get(i) + entries <= queueEntries) {
-                reserved.set(i, reserved.get(i) + entries);
-                return queues.get(i);
+        CompletionQueue[] current = queues;
+        for (int i = 0; i < current.length; i++) {
+            if (reserved[i] + entries <= queueEntries) {
+                reserved[i] += entries;
+                return current[i];
             }
         }
         CompletionQueue cq = context.createCompletionQueue(queueEntries, completionChannel, 0);
-        queues.add(cq);
-        reserved.add(entries);
-        CompletionQueue[] next = polled.clone();
-        next = java.util.Arrays.copyOf(next, next.length + 1);
-        next[next.length - 1] = cq;
-        polled = next;
+        CompletionQueue[] next = Arrays.copyOf(current, current.length + 1);
+        next[current.length] = cq;
+        reserved = Arrays.copyOf(reserved, next.length);
+        reserved[current.length] = entries;
+        queues = next;
         return cq;
     }
 
     /** Gives back what {@link #reserve} took, once the connection's queue pair is gone. */
     synchronized void unreserve(CompletionQueue cq, int entries) {
-        int i = queues.indexOf(cq);
-        if (i >= 0) {
-            reserved.set(i, reserved.get(i) - entries);
+        CompletionQueue[] current = queues;
+        for (int i = 0; i < current.length; i++) {
+            if (current[i] == cq) {
+                reserved[i] -= entries;
+            }
         }
     }
 
@@ -104,7 +106,6 @@ final class DeviceProgress {
                     Thread.onSpinWait();
                     continue;
                 }
-                CompletionQueue[] queues = polled;
                 for (CompletionQueue cq : queues) {
                     cq.requestNotification(false);
                 }
@@ -125,7 +126,7 @@ final class DeviceProgress {
 
     private int pollAll(WorkCompletions completions) {
         int total = 0;
-        for (CompletionQueue cq : polled) {
+        for (CompletionQueue cq : queues) {
             int n;
             do {
                 n = cq.poll(completions);
@@ -150,9 +151,8 @@ final class DeviceProgress {
             for (CompletionQueue cq : queues) {
                 cq.close();
             }
-            queues.clear();
-            reserved.clear();
-            polled = new CompletionQueue[0];
+            queues = new CompletionQueue[0];
+            reserved = new int[0];
         }
         if (completionChannel != null) {
             completionChannel.close();

@@ -268,10 +268,11 @@ public final class MessageChannel implements AutoCloseable {
         long length = message.byteSize();
         long deadline = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + waitNanos;
         synchronized (lock) {
-            if (length > maxMessageSize()) {
-                throw new IllegalArgumentException("a message of " + length + " bytes is longer than the "
-                        + maxMessageSize() + " the peer receives (its receive buffer less the " + Header.BYTES
-                        + "-byte header): " + this);
+            int max = maxMessageSize();
+            if (length > max) {
+                throw new IllegalArgumentException("a message of " + length + " bytes is longer than the " + max
+                        + " the peer receives (its receive buffer less the " + Header.BYTES + "-byte header): "
+                        + this);
             }
             while (!canSendData()) {
                 checkUsable();
@@ -295,8 +296,9 @@ public final class MessageChannel implements AutoCloseable {
         }
     }
 
+    /** Fewer data sends in flight than send buffers also means a free buffer: inline ones hold none. */
     private boolean canSendData() {
-        return failure == null && state == State.OPEN && ledger.dataCredits() > 0 && freeSendCount > 0
+        return failure == null && state == State.OPEN && ledger.dataCredits() > 0
                 && dataSendsInFlight < options.sendBuffers();
     }
 
@@ -382,30 +384,26 @@ public final class MessageChannel implements AutoCloseable {
         }
     }
 
-    void release(ReceivedMessage lease, int slot) {
+    /**
+     * Ends {@code lease} and posts its buffer again for the peer (unless the channel ended: then it is not needed).
+     *
+     * @param quietIfReleased true for a close, which does nothing the second time; false for a release, which then
+     *                        throws {@link IllegalStateException}
+     */
+    void release(ReceivedMessage lease, int slot, boolean quietIfReleased) {
         synchronized (lock) {
             if (!lease.endLease()) {
+                if (quietIfReleased) {
+                    return;
+                }
                 throw new IllegalStateException("the message was released already: " + this);
             }
-            repostData(slot);
-        }
-    }
-
-    void releaseIfLeased(ReceivedMessage lease, int slot) {
-        synchronized (lock) {
-            if (lease.endLease()) {
-                repostData(slot);
+            if (state == State.OPEN && failure == null) {
+                postReceive(slot);
+                ledger.dataReceivePosted();
+                sendControls();
             }
         }
-    }
-
-    private void repostData(int slot) {
-        if (state != State.OPEN || failure != null) {
-            return; // the buffer is not needed again
-        }
-        postReceive(slot);
-        ledger.dataReceivePosted();
-        sendControls();
     }
 
     /** A completion of this channel's queue pair (progress thread). */

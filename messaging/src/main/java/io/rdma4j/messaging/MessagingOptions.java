@@ -1,6 +1,7 @@
 package io.rdma4j.messaging;
 
 import io.rdma4j.cm.ConnectionOptions;
+import io.rdma4j.verbs.internal.FieldRange;
 import java.util.Objects;
 
 /**
@@ -22,19 +23,13 @@ public final class MessagingOptions {
     private final ConnectionOptions connection;
 
     private MessagingOptions(Builder b) {
-        this.receiveBufferSize = check("receiveBufferSize", b.receiveBufferSize, Header.BYTES + 1, MAX_RECEIVE_BUFFER);
-        this.receiveCredits = check("receiveCredits", b.receiveCredits, 1, 1 << 16);
-        this.controlWindow = check("controlWindow", b.controlWindow, 2, 1 << 10);
-        this.sendBuffers = check("sendBuffers", b.sendBuffers, 1, 1 << 16);
-        this.inlineSize = check("inlineSize", b.inlineSize, 0, 1 << 10);
+        this.receiveBufferSize = FieldRange.check("receiveBufferSize", b.receiveBufferSize, Header.BYTES + 1,
+                MAX_RECEIVE_BUFFER);
+        this.receiveCredits = FieldRange.check("receiveCredits", b.receiveCredits, 1, 1 << 16);
+        this.controlWindow = FieldRange.check("controlWindow", b.controlWindow, 2, 1 << 10);
+        this.sendBuffers = FieldRange.check("sendBuffers", b.sendBuffers, 1, 1 << 16);
+        this.inlineSize = FieldRange.check("inlineSize", b.inlineSize, 0, 1 << 10);
         this.connection = Objects.requireNonNull(b.connection, "connection");
-    }
-
-    private static int check(String name, int value, int min, int max) {
-        if (value < min || value > max) {
-            throw new IllegalArgumentException(name + " is " + min + ".." + max + ", not " + value);
-        }
-        return value;
     }
 
     /** The defaults: 4 KiB receive buffers, 32 credits, 32 send buffers, 64 bytes inline. */

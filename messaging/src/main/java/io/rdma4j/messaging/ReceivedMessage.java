@@ -91,13 +91,13 @@ public final class ReceivedMessage implements AutoCloseable {
      * @throws IllegalStateException if it was released already
      */
     public void release() {
-        channel.release(this, slot);
+        channel.release(this, slot, false);
     }
 
     /** {@link #release()}, once: for try-with-resources (a second close does nothing). */
     @Override
     public void close() {
-        channel.releaseIfLeased(this, slot);
+        channel.release(this, slot, true);
     }
 
     @Override

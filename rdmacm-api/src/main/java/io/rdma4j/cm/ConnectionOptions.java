@@ -159,11 +159,6 @@ public final class ConnectionOptions {
                 : onContext("completionQueue", completionQueue.apply(context), CompletionQueue::context, context);
     }
 
-    /** Whether connections share a completion queue (then the options have no completion events of their own). */
-    public boolean sharesCompletionQueue() {
-        return completionQueue != null;
-    }
-
     private static <T> T onContext(String option, T object, Function<T, Context> contextOf, Context context) {
         if (object == null) {
             throw new IllegalArgumentException(option + " gave no object for " + context);

@@ -54,12 +54,8 @@ class CloseRaceTest {
             });
             SplittableRandom random = new SplittableRandom(42);
             for (int round = 0; round < ROUNDS; round++) {
-                CompletionQueue cq = context.createCompletionQueue(4, channel, 0);
-                QueuePair qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq).create();
-                qp.initialize(1, Set.of());
-                qp.postReceive(receives.clear().add(round).scatter(memory, 0, 64));
-                cq.requestNotification(false);
-                qp.moveToError(); // flushes the receive: a completion, and the armed queue's event
+                QueuePair qp = flushedReceive(context, channel, pd, memory, receives, round);
+                CompletionQueue cq = qp.receiveCompletionQueue();
                 for (int spin = random.nextInt(20_000); spin > 0; spin--) {
                     Thread.onSpinWait();
                 }
@@ -91,12 +87,8 @@ class CloseRaceTest {
              MemoryRegion memory = pd.allocateMemory(4096, Set.of(Access.LOCAL_WRITE));
              ReceiveWorkRequests receives = new ReceiveWorkRequests(1, 1);
              Arena arena = Arena.ofConfined()) {
-            CompletionQueue cq = context.createCompletionQueue(4, channel, 0);
-            QueuePair qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq).create();
-            qp.initialize(1, Set.of());
-            qp.postReceive(receives.clear().add(1).scatter(memory, 0, 64));
-            cq.requestNotification(false);
-            qp.moveToError();
+            QueuePair qp = flushedReceive(context, channel, pd, memory, receives, 1);
+            CompletionQueue cq = qp.receiveCompletionQueue();
             qp.close();
             // The waiter's first half: the event leaves the kernel, as in CompletionChannel's take.
             MemorySegment cqOut = arena.allocate(ValueLayout.ADDRESS);
@@ -185,6 +177,21 @@ class CloseRaceTest {
             fail("round " + round + ": the " + what + "'s waiter still waits after its close");
         }
         assertTrue(ended.get() instanceof IllegalStateException, "round " + round + ", " + what + ": " + ended.get());
+    }
+
+    /**
+     * A queue pair on a new queue of {@code channel}, armed, whose one receive was flushed: a completion, and the
+     * armed queue's event on the channel.
+     */
+    private static QueuePair flushedReceive(Context context, CompletionChannel channel, ProtectionDomain pd,
+            MemoryRegion memory, ReceiveWorkRequests receives, long workRequestId) {
+        CompletionQueue cq = context.createCompletionQueue(4, channel, 0);
+        QueuePair qp = pd.queuePair(QueuePairType.RELIABLE_CONNECTED).completionQueue(cq).create();
+        qp.initialize(1, Set.of());
+        qp.postReceive(receives.clear().add(workRequestId).scatter(memory, 0, 64));
+        cq.requestNotification(false);
+        qp.moveToError();
+        return qp;
     }
 
     /** Closes the queue pair, then the queue, on a thread of its own: a close still blocked after 10 s fails. */
