@@ -66,7 +66,8 @@ public final class Acceptor implements AutoCloseable {
 
     /**
      * The context of the device it listens on, when bound to a device's address: create the protection domain or
-     * completion queue to share between connections ({@link ConnectionOptions#protectionDomain()}) here.
+     * completion queue to share between connections here
+     * ({@link ConnectionOptions.Builder#protectionDomain(io.rdma4j.verbs.ProtectionDomain)}).
      *
      * @throws IllegalStateException when listening on the wildcard address
      */
