@@ -28,6 +28,7 @@ final class CreditLedger {
     private int announced;
     private int controlsProcessed;
     private int controlsAnnounced;
+    private int dataReceived;
     private boolean peerLow;
 
     /**
@@ -88,6 +89,15 @@ final class CreditLedger {
 
     /** Counts a CREDIT going out (the caller checked {@link #creditDue()}). */
     void creditSent() {
+        windowedControlSent();
+    }
+
+    /** Counts a DONE going out (the caller checked {@link #windowOpen()}). */
+    void doneSent() {
+        windowedControlSent();
+    }
+
+    private void windowedControlSent() {
         if (!windowOpen()) {
             throw new IllegalStateException("the peer's control window is full");
         }
@@ -126,10 +136,25 @@ final class CreditLedger {
             throw new ProtocolViolation("the peer grants " + (peerGranted - dataSent) + " data credits, more than the "
                     + peerDataReceives + " receives it announced");
         }
-        if (type == Header.DATA && (flags & Header.LOW) != 0) {
-            peerLow = true;
+        if (Header.isData(type)) {
+            dataReceived++;
+            if ((flags & Header.LOW) != 0) {
+                peerLow = true;
+            }
         }
         return more;
+    }
+
+    /**
+     * Counts a data message that came without a header (the notice of a WRITE with immediate, whose 32 bits belong
+     * to the application): it cannot say LOW, so the peer counts as low when it cannot have a credit left, i.e. when
+     * every grant announced to it is used up.
+     */
+    void noticeReceived() {
+        dataReceived++;
+        if (announced - dataReceived <= 0) {
+            peerLow = true;
+        }
     }
 
     /** Counts a data receive re-posted for the peer (the application released a message). */

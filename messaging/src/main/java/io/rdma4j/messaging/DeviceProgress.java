@@ -3,6 +3,7 @@ package io.rdma4j.messaging;
 import io.rdma4j.verbs.CompletionChannel;
 import io.rdma4j.verbs.CompletionQueue;
 import io.rdma4j.verbs.Context;
+import io.rdma4j.verbs.DeviceAttributes;
 import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.WorkCompletions;
 import java.time.Duration;
@@ -28,6 +29,7 @@ final class DeviceProgress {
     private final Context context;
     private final ProtectionDomain protectionDomain;
     private final CompletionChannel completionChannel;
+    private final DeviceAttributes attributes;
     private final int queueEntries;
     /**
      * The queues, which the progress thread polls without a lock: replaced (copy on write) when a queue is added,
@@ -42,7 +44,8 @@ final class DeviceProgress {
     DeviceProgress(MessagingGroup group, Context context) {
         this.group = group;
         this.context = context;
-        this.queueEntries = Math.min(QUEUE_ENTRIES, context.queryDevice().maxCompletionQueueEntries());
+        this.attributes = context.queryDevice();
+        this.queueEntries = Math.min(QUEUE_ENTRIES, attributes.maxCompletionQueueEntries());
         this.protectionDomain = context.allocateProtectionDomain();
         try {
             this.completionChannel = group.mode() == ProgressMode.EVENT_DRIVEN ? context.createCompletionChannel()
@@ -57,6 +60,11 @@ final class DeviceProgress {
 
     ProtectionDomain protectionDomain() {
         return protectionDomain;
+    }
+
+    /** The device's limits, queried once. */
+    DeviceAttributes attributes() {
+        return attributes;
     }
 
     /**

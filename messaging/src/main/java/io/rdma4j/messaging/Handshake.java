@@ -5,30 +5,34 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
- * What each side announces in the first 16 bytes of the connection's private data (docs/messaging.md): magic
- * {@code R4JM}, version 1, its control window, data credits and receive buffer size. The application's private data
+ * What each side announces in the first 20 bytes of the connection's private data (docs/messaging.md): magic
+ * {@code R4JM}, version 2, its control window, data credits, receive buffer size and largest message. The
+ * application's private data
  * follows. Immutable.
  */
 final class Handshake {
 
-    static final int BYTES = 16;
+    static final int BYTES = 20;
     private static final int MAGIC = 0x52344A4D; // "R4JM"
-    private static final byte VERSION = 1;
+    private static final byte VERSION = 2;
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     final int controlWindow;
     final int receiveCredits;
     final int receiveBufferSize;
+    final int maxMessageSize;
 
-    Handshake(int controlWindow, int receiveCredits, int receiveBufferSize) {
+    Handshake(int controlWindow, int receiveCredits, int receiveBufferSize, int maxMessageSize) {
         this.controlWindow = controlWindow;
         this.receiveCredits = receiveCredits;
         this.receiveBufferSize = receiveBufferSize;
+        this.maxMessageSize = maxMessageSize;
     }
 
     static Handshake of(MessagingOptions options) {
-        return new Handshake(options.controlWindow(), options.receiveCredits(), options.receiveBufferSize());
+        return new Handshake(options.controlWindow(), options.receiveCredits(), options.receiveBufferSize(),
+                options.maxMessageSize());
     }
 
     /** The handshake followed by the application's private data. */
@@ -40,6 +44,7 @@ final class Handshake {
         s.set(U16, 6, (short) controlWindow);
         s.set(U32, 8, receiveCredits);
         s.set(U32, 12, receiveBufferSize);
+        s.set(U32, 16, maxMessageSize);
         System.arraycopy(applicationData, 0, bytes, BYTES, applicationData.length);
         return bytes;
     }
@@ -65,11 +70,13 @@ final class Handshake {
         int window = Short.toUnsignedInt(s.get(U16, 6));
         int credits = s.get(U32, 8);
         int bufferSize = s.get(U32, 12);
-        if (window < 2 || credits < 1 || bufferSize <= Header.BYTES || bufferSize > MessagingOptions.MAX_RECEIVE_BUFFER) {
-            throw violation(peer, "announces a control window of " + window + ", " + credits + " credits and "
-                    + bufferSize + "-byte receive buffers");
+        int maxMessage = s.get(U32, 16);
+        if (window < 2 || credits < 1 || bufferSize < Header.RENDEZVOUS_BYTES || bufferSize > MessagingOptions.MAX_RECEIVE_BUFFER
+                || maxMessage < bufferSize - Header.BYTES || maxMessage > MessagingOptions.MAX_MESSAGE) {
+            throw violation(peer, "announces a control window of " + window + ", " + credits + " credits, "
+                    + bufferSize + "-byte receive buffers and messages up to " + maxMessage + " bytes");
         }
-        return new Handshake(window, credits, bufferSize);
+        return new Handshake(window, credits, bufferSize, maxMessage);
     }
 
     /** The application's private data after the handshake. */

@@ -20,6 +20,12 @@ final class Header {
     static final byte CREDIT = 2;
     /** Acknowledges control messages only (the reserved slot). */
     static final byte ACK = 3;
+    /** A message too large for a receive buffer: the body names the sender's registered copy to READ. */
+    static final byte RENDEZVOUS = 4;
+    /** The RENDEZVOUS whose number is in the sequence field was read: its buffer is free. */
+    static final byte DONE = 5;
+    /** A RENDEZVOUS's length: the header and the sender's buffer as a {@link io.rdma4j.cm.RemoteBuffer}. */
+    static final int RENDEZVOUS_BYTES = BYTES + io.rdma4j.cm.RemoteBuffer.BYTES;
 
     /** The sender has no data credit left after this message. */
     static final byte LOW = 1;
@@ -59,12 +65,19 @@ final class Header {
         return buffer.get(U32, offset + 12);
     }
 
+    /** Whether {@code type} is a data message (takes a data credit): DATA or RENDEZVOUS. */
+    static boolean isData(byte type) {
+        return type == DATA || type == RENDEZVOUS;
+    }
+
     /** The type's name, for messages. */
     static String typeName(byte type) {
         return switch (type) {
             case DATA -> "DATA";
             case CREDIT -> "CREDIT";
             case ACK -> "ACK";
+            case RENDEZVOUS -> "RENDEZVOUS";
+            case DONE -> "DONE";
             default -> "unknown type " + Byte.toUnsignedInt(type);
         };
     }

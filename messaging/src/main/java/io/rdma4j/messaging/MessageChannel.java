@@ -4,7 +4,9 @@ import io.rdma4j.cm.CmEvent;
 import io.rdma4j.cm.CmEventType;
 import io.rdma4j.cm.Connection;
 import io.rdma4j.cm.ConnectionOptions;
+import io.rdma4j.cm.RemoteBuffer;
 import io.rdma4j.verbs.Access;
+import io.rdma4j.verbs.AtomicCapability;
 import io.rdma4j.verbs.CompletionQueue;
 import io.rdma4j.verbs.MemoryRegion;
 import io.rdma4j.verbs.QueuePair;
@@ -14,11 +16,15 @@ import io.rdma4j.verbs.SendWorkRequests;
 import io.rdma4j.verbs.WorkCompletionOpcode;
 import io.rdma4j.verbs.WorkCompletionStatus;
 import io.rdma4j.verbs.WorkCompletions;
+import io.rdma4j.verbs.internal.NativeResource;
+import io.rdma4j.verbs.internal.VerbsInternals;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Whole messages over one reliable connection, with credit-based flow control (docs/messaging.md): {@link #send}
@@ -27,7 +33,9 @@ import java.util.Set;
  * in, which its release posts again. Messages arrive once, whole and in the order sent. Made by
  * {@link MessagingGroup#connect} or {@link MessagingGroup#accept}; the group's progress thread polls its
  * completions and watches the connection, so a peer's disconnect or a failed request ends every waiting call with
- * a {@link ChannelException}.
+ * a {@link ChannelException}. One-sided operations ({@link #read}, {@link #write}, {@link #writeWithImmediate},
+ * {@link #compareAndSwap}, {@link #fetchAndAdd}) work on a {@link RemoteBuffer} the peer handed out, each in a
+ * blocking form and a {@link CompletableFuture} form.
  *
  * <p>Lifetime: holds its group; {@link #close()} (or the group's) disconnects, fails every waiting call, and closes
  * the connection and the channel's registered buffers. Thread-safety: every method may be called from any thread;
@@ -39,6 +47,11 @@ public final class MessageChannel implements AutoCloseable {
     private static final int RECEIVE = 1 << 28;
     private static final int SEND = 2 << 28;
     private static final int CONTROL = 3 << 28;
+    private static final int OPERATION = 4 << 28;
+    /** The READ of a large message's bytes into receive slot's large buffer. */
+    private static final int FETCH = 5 << 28;
+    /** A zero-copy send: the slot is its entry in {@link #zeroCopySends}. */
+    private static final int ZERO_COPY = 6 << 28;
     private static final int SLOT_MASK = (1 << 28) - 1;
     /** A send that holds no buffer (inline). */
     private static final int NO_SLOT = SLOT_MASK;
@@ -53,6 +66,14 @@ public final class MessageChannel implements AutoCloseable {
     private final int receiveBufferSize;
     private final int sendQueueDepth;
     private final int controlBuffers;
+    private final PendingOperations operations;
+    /** Zero-copy sends in flight (one per send buffer's worth), each pinning its region until the peer has it. */
+    private final PendingOperations zeroCopySends;
+    /**
+     * Per zero-copy entry: the events it still waits for: its SEND's completion, and for a rendezvous the peer's DONE
+     * too (which may be polled before the SEND's completion: both must be in before the slot is reused).
+     */
+    private final int[] zeroCopyWaits;
 
     // Set while connecting, under the lock.
     private State state = State.CONNECTING;
@@ -65,6 +86,9 @@ public final class MessageChannel implements AutoCloseable {
     /** Receive completions that came before the channel opened (the peer spoke first): slot and length. */
     private int[] earlySlots;
     private int[] earlyLengths;
+    /** Their immediate data, and whether each was the notice of a WRITE with immediate. */
+    private int[] earlyImmediates;
+    private boolean[] earlyNotices;
     private int earlyCount;
 
     // Set when open.
@@ -79,12 +103,37 @@ public final class MessageChannel implements AutoCloseable {
     private int[] freeControlBuffers;
     private int freeControlCount;
     private SendWorkRequests sendBatch;
+    /** The atomics' results: 8 bytes per operation slot. */
+    private MemoryRegion atomicRegion;
+    /** The zero-copy sends' headers (a RENDEZVOUS's 32 bytes each); their bytes stay in the application's region. */
+    private MemoryRegion zeroCopyHeaders;
+    private ChannelCapabilities capabilities;
+    private int peerMaxMessageSize;
+    private LargeBuffers largeBuffers;
+    /**
+     * Large messages sent and not yet read by the peer (no DONE yet): their numbers, and their copies or (zero-copy,
+     * copy {@code null}) their entries in {@link #zeroCopySends}.
+     */
+    private int[] outgoingSequences = new int[4];
+    private MemoryRegion[] outgoingCopies = new MemoryRegion[4];
+    private int[] outgoingEntries = new int[4];
+    private int outgoingCount;
     private Thread watcher;
 
     // Guarded by the lock.
     private final int[] arrivals;
     private final long[] lengths;
     private final int[] sequences;
+    /** Per receive slot: the bytes a WRITE with immediate placed (its notice), else -1; and its immediate. */
+    private final long[] written;
+    private final int[] immediates;
+    /** Per receive slot: the buffer a large message is READ into, and whether its bytes are there. */
+    private final MemoryRegion[] largeRegions;
+    private final boolean[] ready;
+    /** Numbers of large messages read, whose DONE waits for the peer's control window. */
+    private final int[] pendingDones;
+    private int pendingDoneHead;
+    private int pendingDoneCount;
     private int arrivalHead;
     private int arrivalCount;
     private int dataSendsInFlight;
@@ -100,10 +149,21 @@ public final class MessageChannel implements AutoCloseable {
         // Data sends in flight are bounded by the send buffers, control messages by their own buffers: together
         // they never overfill the send queue, whatever the order of their completions.
         this.controlBuffers = options.controlWindow() + 2;
-        this.sendQueueDepth = options.sendBuffers() + controlBuffers;
+        // Copied and zero-copy sends, control sends, one-sided operations, and the READs of large messages (one per
+        // data receive).
+        this.sendQueueDepth = 2 * options.sendBuffers() + controlBuffers + options.operationsInFlight()
+                + options.receiveCredits();
+        this.operations = new PendingOperations(options.operationsInFlight());
+        this.zeroCopySends = new PendingOperations(options.sendBuffers());
+        this.zeroCopyWaits = new int[options.sendBuffers()];
         this.arrivals = new int[receives];
         this.lengths = new long[receives];
         this.sequences = new int[receives];
+        this.written = new long[receives];
+        this.immediates = new int[receives];
+        this.largeRegions = new MemoryRegion[receives];
+        this.ready = new boolean[receives];
+        this.pendingDones = new int[receives];
         this.handle = group.register(this);
     }
 
@@ -121,7 +181,7 @@ public final class MessageChannel implements AutoCloseable {
         byte[] privateData = Handshake.of(options).encode(base.privateData());
         return base.toBuilder()
                 .capabilities(QueuePairCapabilities.defaults().withSendQueue(sendQueueDepth).withReceiveQueue(receives)
-                        .withInlineData(options.inlineSize()))
+                        .withSendScatterGather(2).withInlineData(options.inlineSize()))
                 .protectionDomain(context -> {
                     device = group.device(context);
                     return device.protectionDomain();
@@ -151,6 +211,8 @@ public final class MessageChannel implements AutoCloseable {
             receiveBatch = new ReceiveWorkRequests(1, 1);
             earlySlots = new int[receives];
             earlyLengths = new int[receives];
+            earlyImmediates = new int[receives];
+            earlyNotices = new boolean[receives];
             for (int slot = 0; slot < receives; slot++) {
                 leases[slot] = new ReceivedMessage(this, slot,
                         receiveRegion.segment().asSlice((long) slot * receiveBufferSize, receiveBufferSize));
@@ -176,6 +238,8 @@ public final class MessageChannel implements AutoCloseable {
             ledger = new CreditLedger(options.receiveCredits(), options.controlWindow(), peer.receiveCredits,
                     peer.controlWindow);
             sendBufferSize = peer.receiveBufferSize;
+            peerMaxMessageSize = peer.maxMessageSize;
+            largeBuffers = new LargeBuffers(queuePair.protectionDomain());
             inlineLimit = Math.min(options.inlineSize(), queuePair.capabilities().maxInlineData());
             sendRegion = queuePair.protectionDomain().allocateMemory((long) options.sendBuffers() * sendBufferSize,
                     Set.of(Access.LOCAL_WRITE));
@@ -189,10 +253,19 @@ public final class MessageChannel implements AutoCloseable {
             for (int i = 0; i < controlBuffers; i++) {
                 freeControlBuffers[freeControlCount++] = i;
             }
-            sendBatch = new SendWorkRequests(1, 1);
+            sendBatch = new SendWorkRequests(1, 2); // a zero-copy send gathers its header and the application's bytes
+            zeroCopyHeaders = queuePair.protectionDomain().allocateMemory(
+                    (long) options.sendBuffers() * Header.RENDEZVOUS_BYTES, Set.of(Access.LOCAL_WRITE));
+            atomicRegion = queuePair.protectionDomain().allocateMemory(
+                    (long) options.operationsInFlight() * Long.BYTES, Set.of(Access.LOCAL_WRITE));
+            capabilities = new ChannelCapabilities(established.context().device().transport(),
+                    device.attributes().atomicCapability() != AtomicCapability.NONE, peerMaxMessageSize,
+                    queuePair.capabilities().maxInlineData(),
+                    established.context().queryPort(established.id().devicePort()).maxMessageSize(),
+                    options.operationsInFlight());
             state = State.OPEN;
             for (int i = 0; i < earlyCount; i++) {
-                arrived(earlySlots[i], earlyLengths[i]);
+                arrived(earlySlots[i], earlyLengths[i], earlyNotices[i], earlyImmediates[i]);
             }
             earlyCount = 0;
         }
@@ -208,11 +281,22 @@ public final class MessageChannel implements AutoCloseable {
         release();
     }
 
-    /** The largest message the peer receives: its receive buffer less the 16-byte header. */
+    /**
+     * The largest message the peer receives (its {@link MessagingOptions#maxMessageSize()}). Those longer than its
+     * receive buffer less the 16-byte header travel by rendezvous: the peer READs them from a registered copy.
+     */
     public int maxMessageSize() {
         synchronized (lock) {
             checkOpened();
-            return sendBufferSize - Header.BYTES;
+            return peerMaxMessageSize;
+        }
+    }
+
+    /** What the channel can do: atomics, immediate data, its largest message and READ/WRITE, inline size. */
+    public ChannelCapabilities capabilities() {
+        synchronized (lock) {
+            checkOpened();
+            return capabilities;
         }
     }
 
@@ -224,7 +308,7 @@ public final class MessageChannel implements AutoCloseable {
         }
     }
 
-    /** The application's part of the private data the peer sent (after the layer's 16-byte handshake). */
+    /** The application's part of the private data the peer sent (after the layer's 20-byte handshake). */
     public byte[] peerPrivateData() {
         return Handshake.applicationData(connection().peerPrivateData());
     }
@@ -250,6 +334,100 @@ public final class MessageChannel implements AutoCloseable {
     }
 
     /**
+     * Sends {@code length} bytes of {@code region} from {@code offset} without copying them, and waits until they
+     * may change again: a message that fits the peer's receive buffer is gathered by the device from the region
+     * behind a header (and may change once its SEND completed); a larger one the peer READs from the region itself
+     * (the region needs {@link Access#REMOTE_READ}), and it may change once the peer said DONE. The region is pinned
+     * meanwhile: closing it throws {@link IllegalStateException}. The message arrives as any other, in order.
+     *
+     * @throws IndexOutOfBoundsException if the bytes are not inside {@code region}
+     * @throws IllegalArgumentException  if the message is longer than {@link #maxMessageSize()}, the region is in
+     *                                   another protection domain, or a large message's region lacks REMOTE_READ
+     * @throws IllegalStateException     if the region is closed
+     * @throws ChannelException          if the channel ended (closed, the peer gone, a request failed)
+     * @throws InterruptedException      if the thread is interrupted while waiting
+     */
+    public void send(MemoryRegion region, long offset, long length) throws InterruptedException {
+        await(zeroCopySends, startZeroCopy(region, offset, length, null));
+    }
+
+    /**
+     * {@link #send(MemoryRegion, long, long)} without waiting for the peer: the future completes (off the progress
+     * thread) once the region's bytes may change again. Waits only for a credit and for one of the
+     * {@link MessagingOptions#sendBuffers()} zero-copy sends in flight to end.
+     *
+     * @throws InterruptedException if the thread is interrupted while waiting
+     */
+    public CompletableFuture<Void> sendAsync(MemoryRegion region, long offset, long length)
+            throws InterruptedException {
+        CompletableFuture<Void> future = new CompletableFuture<>();
+        startZeroCopy(region, offset, length, future);
+        return future;
+    }
+
+    /** Checks and posts a zero-copy send, waiting for a credit and a free entry; returns the entry. */
+    private int startZeroCopy(MemoryRegion region, long offset, long length, CompletableFuture<?> future)
+            throws InterruptedException {
+        Objects.requireNonNull(region, "region");
+        synchronized (lock) {
+            checkOpened();
+            checkUsable();
+            if (offset < 0 || length < 0 || offset > region.length() - length) {
+                throw new IndexOutOfBoundsException("bytes " + offset + " to " + offset + " + " + length
+                        + " are not inside the region's " + region.length() + " bytes: " + this);
+            }
+            if (length > peerMaxMessageSize) {
+                throw new IllegalArgumentException("a message of " + length + " bytes is longer than the "
+                        + peerMaxMessageSize + " the peer receives (its maxMessageSize): " + this);
+            }
+            checkDomain("send", region);
+            boolean large = length > sendBufferSize - Header.BYTES;
+            if (large && !region.allows(Access.REMOTE_READ)) {
+                throw new IllegalArgumentException("a message of " + length + " bytes is larger than the peer's "
+                        + "receive buffer: the peer READs it from the region, which was not registered with "
+                        + "REMOTE_READ: " + this);
+            }
+            while (!(failure == null && state == State.OPEN && ledger.dataCredits() > 0 && zeroCopySends.hasFree())) {
+                checkUsable();
+                await(Long.MAX_VALUE);
+            }
+            NativeResource pin = VerbsInternals.access().resource(region);
+            if (!pin.pin()) {
+                throw new IllegalStateException("the region to send from is closed: " + region);
+            }
+            int entry = zeroCopySends.start(null, null, future, pin);
+            try {
+                long header = (long) entry * Header.RENDEZVOUS_BYTES;
+                MemorySegment headers = zeroCopyHeaders.segment();
+                int sequence = nextSendSequence;
+                byte flags = ledger.dataSent();
+                Header.write(headers, header, large ? Header.RENDEZVOUS : Header.DATA, flags, ledger.granted(),
+                        ledger.controls(), sequence);
+                SendWorkRequests batch = sendBatch.clear().send(workRequestId(ZERO_COPY | entry)).signaled();
+                if (large) {
+                    RemoteBuffer.of(region, offset, length).writeTo(headers, header + Header.BYTES);
+                    batch.gather(zeroCopyHeaders, header, Header.RENDEZVOUS_BYTES);
+                } else {
+                    batch.gather(zeroCopyHeaders, header, Header.BYTES);
+                    if (length > 0) {
+                        batch.gather(region, offset, length);
+                    }
+                }
+                queuePair.postSend(batch);
+                nextSendSequence++;
+                zeroCopyWaits[entry] = large ? 2 : 1;
+                if (large) {
+                    addOutgoing(sequence, null, entry);
+                }
+            } catch (RuntimeException e) {
+                zeroCopySends.abandon(entry);
+                throw e;
+            }
+            return entry;
+        }
+    }
+
+    /**
      * Sends a copy of {@code message} if the peer has credit for it and a send buffer is free, without waiting.
      *
      * @return false if it would have had to wait (nothing was sent)
@@ -271,29 +449,126 @@ public final class MessageChannel implements AutoCloseable {
             int max = maxMessageSize();
             if (length > max) {
                 throw new IllegalArgumentException("a message of " + length + " bytes is longer than the " + max
-                        + " the peer receives (its receive buffer less the " + Header.BYTES + "-byte header): "
-                        + this);
+                        + " the peer receives (its maxMessageSize): " + this);
             }
-            while (!canSendData()) {
-                checkUsable();
-                if (waitNanos == 0 || !await(deadline)) {
+            if (length > sendBufferSize - Header.BYTES) {
+                if (waitNanos == 0 && !canSendData()) {
+                    checkUsable();
+                    return false; // before copying a large message for nothing
+                }
+            } else {
+                if (!awaitDataCredit(waitNanos, deadline)) {
                     return false;
                 }
+                int slot = freeSendBuffers[--freeSendCount];
+                long offset = (long) slot * sendBufferSize;
+                MemorySegment.copy(message, 0, sendRegion.segment(), offset + Header.BYTES, length);
+                postData(Header.DATA, slot, offset, length + Header.BYTES, nextSendSequence++);
+                return true;
             }
-            int slot = freeSendBuffers[--freeSendCount];
-            long offset = (long) slot * sendBufferSize;
-            MemorySegment buffer = sendRegion.segment();
-            MemorySegment.copy(message, 0, buffer, offset + Header.BYTES, length);
-            byte flags = ledger.dataSent();
-            Header.write(buffer, offset, Header.DATA, flags, ledger.granted(), ledger.controls(), nextSendSequence++);
-            boolean inline = length + Header.BYTES <= inlineLimit;
-            post(sendRegion, SEND | (inline ? NO_SLOT : slot), offset, length + Header.BYTES, inline);
-            dataSendsInFlight++;
-            if (inline) {
-                freeSendBuffers[freeSendCount++] = slot; // inline: the provider copied it at the post
-            }
-            return true;
         }
+        return sendLarge(message, waitNanos, deadline);
+    }
+
+    /**
+     * Sends a message too large for the peer's receive buffer by rendezvous: copies it into a registered buffer
+     * (outside the lock), then sends a RENDEZVOUS that names it; the peer READs it and answers DONE, which frees it.
+     */
+    private boolean sendLarge(MemorySegment message, long waitNanos, long deadline) throws InterruptedException {
+        long length = message.byteSize();
+        MemoryRegion copy = largeBuffers.acquire(length);
+        try {
+            MemorySegment.copy(message, 0, copy.segment(), 0, length);
+            synchronized (lock) {
+                if (!awaitDataCredit(waitNanos, deadline)) {
+                    return false;
+                }
+                int slot = freeSendBuffers[--freeSendCount];
+                long offset = (long) slot * sendBufferSize;
+                int sequence = nextSendSequence++;
+                RemoteBuffer.of(copy, 0, length).writeTo(sendRegion.segment(), offset + Header.BYTES);
+                postData(Header.RENDEZVOUS, slot, offset, Header.RENDEZVOUS_BYTES, sequence);
+                addOutgoing(sequence, copy, -1);
+                copy = null;
+                return true;
+            }
+        } finally {
+            if (copy != null) {
+                largeBuffers.release(copy);
+            }
+        }
+    }
+
+    /** Waits until a data message may go (a credit and a send buffer); false once the deadline passed (lock held). */
+    private boolean awaitDataCredit(long waitNanos, long deadline) throws InterruptedException {
+        while (!canSendData()) {
+            checkUsable();
+            if (waitNanos == 0 || !await(deadline)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Writes the header of a data message in send buffer {@code slot} and posts it (lock held, credit checked). */
+    private void postData(byte type, int slot, long offset, long bytes, int sequence) {
+        byte flags = ledger.dataSent();
+        Header.write(sendRegion.segment(), offset, type, flags, ledger.granted(), ledger.controls(), sequence);
+        boolean inline = bytes <= inlineLimit;
+        post(sendRegion, SEND | (inline ? NO_SLOT : slot), offset, bytes, inline);
+        dataSendsInFlight++;
+        if (inline) {
+            freeSendBuffers[freeSendCount++] = slot; // inline: the provider copied it at the post
+        }
+    }
+
+    /** Large messages sent whose copies wait for the peer's DONE. */
+    int largeCopiesInFlight() {
+        synchronized (lock) {
+            return outgoingCount;
+        }
+    }
+
+    /**
+     * Remembers a large message until the peer's DONE (lock held): its copy, or for a zero-copy send ({@code copy}
+     * null) its entry.
+     */
+    private void addOutgoing(int sequence, MemoryRegion copy, int entry) {
+        if (outgoingCount == outgoingSequences.length) {
+            outgoingSequences = java.util.Arrays.copyOf(outgoingSequences, outgoingCount * 2);
+            outgoingCopies = java.util.Arrays.copyOf(outgoingCopies, outgoingCount * 2);
+            outgoingEntries = java.util.Arrays.copyOf(outgoingEntries, outgoingCount * 2);
+        }
+        outgoingSequences[outgoingCount] = sequence;
+        outgoingEntries[outgoingCount] = entry;
+        outgoingCopies[outgoingCount++] = copy;
+    }
+
+    /**
+     * The peer read large message {@code sequence}: frees its copy, or ends its zero-copy send (lock held).
+     *
+     * @throws CreditLedger.ProtocolViolation if no such message is in flight
+     */
+    private void doneArrived(int sequence) {
+        for (int i = 0; i < outgoingCount; i++) {
+            if (outgoingSequences[i] == sequence) {
+                MemoryRegion copy = outgoingCopies[i];
+                int entry = outgoingEntries[i];
+                outgoingCount--;
+                outgoingSequences[i] = outgoingSequences[outgoingCount];
+                outgoingCopies[i] = outgoingCopies[outgoingCount];
+                outgoingEntries[i] = outgoingEntries[outgoingCount];
+                outgoingCopies[outgoingCount] = null;
+                if (copy != null) {
+                    largeBuffers.release(copy);
+                } else {
+                    zeroCopyEvent(entry);
+                }
+                return;
+            }
+        }
+        throw new CreditLedger.ProtocolViolation("DONE for message " + Integer.toUnsignedString(sequence)
+                + ", which was no RENDEZVOUS in flight");
     }
 
     /** Fewer data sends in flight than send buffers also means a free buffer: inline ones hold none. */
@@ -345,7 +620,8 @@ public final class MessageChannel implements AutoCloseable {
             if (state != State.OPEN) {
                 checkUsable();
             }
-            while (arrivalCount == 0) {
+            // In order: a large message still being READ holds back the messages behind it.
+            while (arrivalCount == 0 || !ready[arrivals[arrivalHead]]) {
                 checkUsable();
                 if (waitNanos == 0 || !await(deadline)) {
                     return null;
@@ -355,7 +631,9 @@ public final class MessageChannel implements AutoCloseable {
             arrivalHead = arrivalHead + 1 == receives ? 0 : arrivalHead + 1;
             arrivalCount--;
             ReceivedMessage lease = leases[slot];
-            lease.lease(lengths[slot], sequences[slot]);
+            MemoryRegion large = largeRegions[slot];
+            lease.lease(lengths[slot], sequences[slot], large == null ? null : large.segment(), written[slot],
+                    immediates[slot]);
             return lease;
         }
     }
@@ -377,10 +655,256 @@ public final class MessageChannel implements AutoCloseable {
     /** Throws what ended the channel, or refuses a closed one. */
     private void checkUsable() {
         if (failure != null) {
-            throw new ChannelException(failure.reason(), failure.getMessage(), failure);
+            throw ended();
         }
         if (state != State.OPEN) {
             throw new IllegalStateException("the channel is " + state.name().toLowerCase() + ": " + this);
+        }
+    }
+
+    /**
+     * RDMA READs all of {@code source} (a buffer the peer handed out, or a {@linkplain RemoteBuffer#slice slice} of
+     * one) into {@code target} at {@code targetOffset}, and waits until the bytes are there.
+     *
+     * @throws IndexOutOfBoundsException  if the bytes do not fit {@code target} from {@code targetOffset}
+     * @throws IllegalArgumentException   if {@code target} is registered in another protection domain than the
+     *                                    channel's ({@link Connection#protectionDomain()}), or {@code source} is
+     *                                    longer than {@link ChannelCapabilities#maxRemoteAccessSize()}
+     * @throws RemoteOperationException   if the READ completed with an error (the channel ends with it)
+     * @throws ChannelException           if the channel ended before
+     * @throws InterruptedException       if the thread is interrupted while waiting
+     */
+    public void read(RemoteBuffer source, MemoryRegion target, long targetOffset) throws InterruptedException {
+        awaitOperation(startOperation(RemoteOperation.READ, source, target, targetOffset, 0, 0, null));
+    }
+
+    /**
+     * {@link #read} without waiting for its completion: the future completes (on a thread of its own, never the
+     * progress thread) when the bytes are there, or exceptionally with a {@link RemoteOperationException} or
+     * {@link ChannelException}. Waits only while {@link ChannelCapabilities#operationsInFlight()} operations are in
+     * flight.
+     *
+     * @throws InterruptedException if the thread is interrupted while waiting for an operation to end
+     */
+    public CompletableFuture<Void> readAsync(RemoteBuffer source, MemoryRegion target, long targetOffset)
+            throws InterruptedException {
+        return startAsync(RemoteOperation.READ, source, target, targetOffset, 0, 0);
+    }
+
+    /**
+     * RDMA WRITEs {@code target.length()} bytes of {@code source} from {@code sourceOffset} into {@code target} (a
+     * buffer the peer handed out, or a slice of one), and waits until the peer's device has them. The peer is not
+     * told (see {@link #writeWithImmediate}).
+     *
+     * @throws IndexOutOfBoundsException if the bytes are not inside {@code source} from {@code sourceOffset}
+     * @throws IllegalArgumentException  as {@link #read}
+     * @throws RemoteOperationException  if the WRITE completed with an error (the channel ends with it)
+     * @throws ChannelException          if the channel ended before
+     * @throws InterruptedException      if the thread is interrupted while waiting
+     */
+    public void write(MemoryRegion source, long sourceOffset, RemoteBuffer target) throws InterruptedException {
+        awaitOperation(startOperation(RemoteOperation.WRITE, target, source, sourceOffset, 0, 0, null));
+    }
+
+    /** {@link #write} without waiting for its completion; as {@link #readAsync}. */
+    public CompletableFuture<Void> writeAsync(MemoryRegion source, long sourceOffset, RemoteBuffer target)
+            throws InterruptedException {
+        return startAsync(RemoteOperation.WRITE, target, source, sourceOffset, 0, 0);
+    }
+
+    /**
+     * {@link #write}, then tells the peer: its {@link #receive} returns a {@linkplain ReceivedMessage#isWriteNotice()
+     * write notice} with {@code immediate} and the length written, in order with the messages. The notice takes a
+     * receive at the peer, so it waits for a credit like {@link #send}.
+     *
+     * @throws UnsupportedOperationException on iWARP ({@link ChannelCapabilities#immediateData()})
+     * @throws RemoteOperationException      if the WRITE completed with an error (the channel ends with it)
+     * @throws ChannelException              if the channel ended before
+     * @throws InterruptedException          if the thread is interrupted while waiting
+     */
+    public void writeWithImmediate(MemoryRegion source, long sourceOffset, RemoteBuffer target, int immediate)
+            throws InterruptedException {
+        awaitOperation(startOperation(RemoteOperation.WRITE_WITH_IMMEDIATE, target, source, sourceOffset, immediate,
+                0, null));
+    }
+
+    /** {@link #writeWithImmediate} without waiting for its completion; as {@link #readAsync}. */
+    public CompletableFuture<Void> writeWithImmediateAsync(MemoryRegion source, long sourceOffset, RemoteBuffer target,
+                                                           int immediate) throws InterruptedException {
+        return startAsync(RemoteOperation.WRITE_WITH_IMMEDIATE, target, source, sourceOffset, immediate, 0);
+    }
+
+    /**
+     * Compare-and-swap on the 8 bytes at {@code offset} of {@code target}: if they hold {@code expected} they become
+     * {@code desired}, atomically with respect to the peer's device. Waits for the result.
+     *
+     * @return the value the 8 bytes held before (equal to {@code expected} if the swap happened)
+     * @throws IndexOutOfBoundsException     if the 8 bytes are not inside {@code target}
+     * @throws IllegalArgumentException      if their address is not 8-byte aligned
+     * @throws UnsupportedOperationException if the device has no atomics ({@link ChannelCapabilities#atomics()})
+     * @throws RemoteOperationException      if it completed with an error (the channel ends with it)
+     * @throws ChannelException              if the channel ended before
+     * @throws InterruptedException          if the thread is interrupted while waiting
+     */
+    public long compareAndSwap(RemoteBuffer target, long offset, long expected, long desired)
+            throws InterruptedException {
+        return awaitOperation(startOperation(RemoteOperation.COMPARE_AND_SWAP, atomicTarget(target, offset), null, 0,
+                expected, desired, null));
+    }
+
+    /** {@link #compareAndSwap} without waiting: the future gets the old value; as {@link #readAsync}. */
+    public CompletableFuture<Long> compareAndSwapAsync(RemoteBuffer target, long offset, long expected, long desired)
+            throws InterruptedException {
+        return startAsync(RemoteOperation.COMPARE_AND_SWAP, atomicTarget(target, offset), null, 0, expected, desired);
+    }
+
+    /**
+     * Fetch-and-add on the 8 bytes at {@code offset} of {@code target}: adds {@code add}, atomically with respect to
+     * the peer's device. Waits for the result.
+     *
+     * @return the value the 8 bytes held before the addition
+     * @throws IndexOutOfBoundsException     as {@link #compareAndSwap}, and its other exceptions
+     * @throws InterruptedException          if the thread is interrupted while waiting
+     */
+    public long fetchAndAdd(RemoteBuffer target, long offset, long add) throws InterruptedException {
+        return awaitOperation(startOperation(RemoteOperation.FETCH_AND_ADD, atomicTarget(target, offset), null, 0,
+                add, 0, null));
+    }
+
+    /** {@link #fetchAndAdd} without waiting: the future gets the old value; as {@link #readAsync}. */
+    public CompletableFuture<Long> fetchAndAddAsync(RemoteBuffer target, long offset, long add)
+            throws InterruptedException {
+        return startAsync(RemoteOperation.FETCH_AND_ADD, atomicTarget(target, offset), null, 0, add, 0);
+    }
+
+    /** {@link #startOperation} with a future for the result. */
+    private <T> CompletableFuture<T> startAsync(RemoteOperation operation, RemoteBuffer remote, MemoryRegion local,
+                                                long localOffset, long first, long second)
+            throws InterruptedException {
+        CompletableFuture<T> future = new CompletableFuture<>();
+        startOperation(operation, remote, local, localOffset, first, second, future);
+        return future;
+    }
+
+    /** The 8 bytes of an atomic, checked against the advertised buffer and for alignment. */
+    private static RemoteBuffer atomicTarget(RemoteBuffer target, long offset) {
+        RemoteBuffer word = Objects.requireNonNull(target, "target").slice(offset, Long.BYTES);
+        if ((word.address() & (Long.BYTES - 1)) != 0) {
+            throw new IllegalArgumentException("an atomic needs an 8-byte aligned remote address, not 0x"
+                    + Long.toHexString(word.address()) + " (" + target + " at " + offset + ")");
+        }
+        return word;
+    }
+
+    /**
+     * Checks and posts one one-sided operation on {@code remote}, waiting for a free operation slot (and, for a
+     * WRITE with immediate, a credit).
+     *
+     * @param local  the READ's target or the WRITE's source (unused by atomics, which land in the channel's own
+     *               region)
+     * @param first  the immediate, the compare value or the addend
+     * @param second the swap value
+     * @param future completed when it ends, or {@code null} for a caller that waits in {@link #awaitOperation}
+     * @return the operation's slot
+     */
+    private int startOperation(RemoteOperation operation, RemoteBuffer remote, MemoryRegion local, long localOffset,
+                               long first, long second, CompletableFuture<?> future) throws InterruptedException {
+        Objects.requireNonNull(remote, "remote");
+        if (!operation.isAtomic()) {
+            Objects.requireNonNull(local, operation == RemoteOperation.READ ? "target" : "source");
+        }
+        synchronized (lock) {
+            checkOpened();
+            checkUsable();
+            checkOperation(operation, remote, local);
+            while (!canStart(operation)) {
+                checkUsable();
+                await(Long.MAX_VALUE);
+            }
+            int slot = operations.start(operation, remote, future, null);
+            try {
+                long id = workRequestId(OPERATION | slot);
+                SendWorkRequests batch = sendBatch.clear();
+                switch (operation) {
+                    case READ -> batch.rdmaRead(id, remote.address(), remote.rkey());
+                    case WRITE -> batch.rdmaWrite(id, remote.address(), remote.rkey());
+                    case WRITE_WITH_IMMEDIATE -> batch.rdmaWriteWithImmediate(id, remote.address(), remote.rkey(),
+                            (int) first);
+                    case COMPARE_AND_SWAP -> batch.compareAndSwap(id, remote.address(), remote.rkey(), first, second);
+                    case FETCH_AND_ADD -> batch.fetchAndAdd(id, remote.address(), remote.rkey(), first);
+                }
+                batch.signaled();
+                if (operation.isAtomic()) {
+                    batch.gather(atomicRegion, (long) slot * Long.BYTES, Long.BYTES);
+                } else if (remote.length() > 0) {
+                    batch.gather(local, localOffset, remote.length());
+                }
+                queuePair.postSend(batch);
+            } catch (RuntimeException e) {
+                operations.abandon(slot);
+                throw e;
+            }
+            if (operation == RemoteOperation.WRITE_WITH_IMMEDIATE) {
+                ledger.dataSent(); // the notice takes one of the peer's data receives
+                nextSendSequence++;
+            }
+            return slot;
+        }
+    }
+
+    /** Refuses, before C, what the channel's device or protection domain cannot do (lock held, opened). */
+    private void checkOperation(RemoteOperation operation, RemoteBuffer remote, MemoryRegion local) {
+        if (local != null) {
+            checkDomain(operation.toString(), local);
+        }
+        if (remote.length() > capabilities.maxRemoteAccessSize()) {
+            throw new IllegalArgumentException(operation + " of " + remote.length() + " bytes: the port moves at most "
+                    + capabilities.maxRemoteAccessSize() + " bytes in one request (max_msg_sz): " + this);
+        }
+        if (operation.isAtomic() && !capabilities.atomics()) {
+            throw new UnsupportedOperationException(operation + ": " + connection.context().device().name()
+                    + " reports atomic_cap NONE: " + this);
+        }
+        if (operation == RemoteOperation.WRITE_WITH_IMMEDIATE && !capabilities.immediateData()) {
+            throw new UnsupportedOperationException(operation + ": iWARP (" + connection.context().device().name()
+                    + ") has no immediate data: " + this);
+        }
+    }
+
+    private void checkDomain(String what, MemoryRegion local) {
+        if (local.protectionDomain() != queuePair.protectionDomain()) {
+            throw new IllegalArgumentException(what + ": the local region is registered in "
+                    + local.protectionDomain() + ", not in the channel's " + queuePair.protectionDomain()
+                    + " (register it in connection().protectionDomain()): " + this);
+        }
+    }
+
+    private boolean canStart(RemoteOperation operation) {
+        return failure == null && state == State.OPEN && operations.hasFree()
+                && (operation != RemoteOperation.WRITE_WITH_IMMEDIATE || ledger.dataCredits() > 0);
+    }
+
+    /** Waits for the blocking operation in {@code slot} and takes its result. */
+    private long awaitOperation(int slot) throws InterruptedException {
+        return await(operations, slot);
+    }
+
+    /** Waits for the blocking operation or send in {@code slot} of {@code pending} and takes its result. */
+    private long await(PendingOperations pending, int slot) throws InterruptedException {
+        synchronized (lock) {
+            try {
+                while (!pending.isDone(slot)) {
+                    if (failure != null) {
+                        pending.detach(slot);
+                        throw ended();
+                    }
+                    lock.wait();
+                }
+            } catch (InterruptedException e) {
+                pending.detach(slot);
+                throw e;
+            }
+            return pending.take(slot);
         }
     }
 
@@ -391,6 +915,7 @@ public final class MessageChannel implements AutoCloseable {
      *                        throws {@link IllegalStateException}
      */
     void release(ReceivedMessage lease, int slot, boolean quietIfReleased) {
+        MemoryRegion large;
         synchronized (lock) {
             if (!lease.endLease()) {
                 if (quietIfReleased) {
@@ -398,12 +923,22 @@ public final class MessageChannel implements AutoCloseable {
                 }
                 throw new IllegalStateException("the message was released already: " + this);
             }
+            large = largeRegions[slot];
+            largeRegions[slot] = null;
             if (state == State.OPEN && failure == null) {
                 postReceive(slot);
                 ledger.dataReceivePosted();
                 sendControls();
             }
         }
+        if (large != null) {
+            largeBuffers.release(large);
+        }
+    }
+
+    /** What ended the channel, for one more caller (lock held, failure set). */
+    private ChannelException ended() {
+        return new ChannelException(failure.reason(), failure.getMessage(), failure);
     }
 
     /** A completion of this channel's queue pair (progress thread). */
@@ -411,7 +946,19 @@ public final class MessageChannel implements AutoCloseable {
         synchronized (lock) {
             int slot = what & SLOT_MASK;
             int kind = what & ~SLOT_MASK;
+            if (kind == OPERATION) {
+                operationCompleted(completions, i, slot);
+                return;
+            }
+            if (kind == ZERO_COPY) {
+                zeroCopyCompleted(completions, i, slot);
+                return;
+            }
             boolean receive = kind == RECEIVE;
+            if (kind == FETCH && completions.isSuccess(i)) {
+                fetched(slot);
+                return;
+            }
             if (kind == SEND) {
                 dataSendsInFlight--;
                 if (slot != NO_SLOT) {
@@ -422,9 +969,11 @@ public final class MessageChannel implements AutoCloseable {
             }
             if (!completions.isSuccess(i)) {
                 if (state == State.OPEN && completions.status(i) != WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR) {
-                    failLocked(ChannelException.Reason.TRANSPORT_FAILED, "a " + (receive ? "receive" : "send")
-                            + " failed", completions.failure(i, receive ? WorkCompletionOpcode.RECEIVE
-                            : WorkCompletionOpcode.SEND, toString()));
+                    WorkCompletionOpcode posted = receive ? WorkCompletionOpcode.RECEIVE : kind == FETCH
+                            ? WorkCompletionOpcode.RDMA_READ : WorkCompletionOpcode.SEND;
+                    failLocked(ChannelException.Reason.TRANSPORT_FAILED, "a " + (kind == FETCH
+                            ? "READ of a large message" : receive ? "receive" : "send") + " failed",
+                            completions.failure(i, posted, toString()));
                 } else if (state == State.OPEN) {
                     failLocked(ChannelException.Reason.PEER_DISCONNECTED, "the connection's queue pair was flushed"
                             + " (disconnected)", completions.failure(i, WorkCompletionOpcode.UNKNOWN, toString()));
@@ -432,11 +981,15 @@ public final class MessageChannel implements AutoCloseable {
                 return;
             }
             if (receive) {
+                boolean notice = completions.opcode(i) == WorkCompletionOpcode.RECEIVE_RDMA_WRITE_WITH_IMMEDIATE;
+                int immediate = notice ? completions.immediateData(i) : 0;
                 if (state == State.CONNECTING) {
                     earlySlots[earlyCount] = slot;
+                    earlyNotices[earlyCount] = notice;
+                    earlyImmediates[earlyCount] = immediate;
                     earlyLengths[earlyCount++] = completions.byteLength(i);
                 } else if (state == State.OPEN) {
-                    arrived(slot, completions.byteLength(i));
+                    arrived(slot, completions.byteLength(i), notice, immediate);
                 }
                 return;
             }
@@ -445,8 +998,72 @@ public final class MessageChannel implements AutoCloseable {
         }
     }
 
-    /** A message landed in receive {@code slot} (lock held, open). */
-    private void arrived(int slot, int byteLength) {
+    /** A one-sided operation ended: its caller or future gets the result (lock held). */
+    private void operationCompleted(WorkCompletions completions, int i, int slot) {
+        RemoteOperation operation = operations.operation(slot);
+        if (operation == null) {
+            return; // its caller gave up and the channel ended: nobody waits
+        }
+        // Every end frees a slot or wakes a blocking caller: callers waiting for either are woken below.
+        lock.notifyAll();
+        if (completions.isSuccess(i)) {
+            long old = operation.isAtomic() ? atomicRegion.segment().get(ValueLayout.JAVA_LONG,
+                    (long) slot * Long.BYTES) : 0;
+            operations.end(slot, old, null);
+        } else if (failure == null) {
+            // The first news of the failure: this operation's own (a flush too, e.g. after the peer's TERMINATE).
+            RemoteOperationException e = new RemoteOperationException(operation, operations.remote(slot),
+                    completions.failure(i, operation.opcode(), null), toString());
+            operations.end(slot, 0, e);
+            if (e.status() == WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR) {
+                failLocked(ChannelException.Reason.PEER_DISCONNECTED, "the connection's queue pair was flushed"
+                        + " (disconnected)", e);
+            } else {
+                failLocked(ChannelException.Reason.TRANSPORT_FAILED, operation + " failed", e);
+            }
+        } else {
+            operations.end(slot, 0, ended());
+        }
+    }
+
+    /**
+     * A zero-copy send's SEND completed (lock held): a small one ends, its region free again; a large one also waits
+     * for the peer's DONE. A failure ends the channel, and the send with it.
+     */
+    private void zeroCopyCompleted(WorkCompletions completions, int i, int entry) {
+        if (completions.isSuccess(i)) {
+            zeroCopyEvent(entry);
+            return;
+        }
+        lock.notifyAll();
+        if (failure == null) {
+            boolean flushed = completions.status(i) == WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR;
+            failLocked(flushed ? ChannelException.Reason.PEER_DISCONNECTED : ChannelException.Reason.TRANSPORT_FAILED,
+                    flushed ? "the connection's queue pair was flushed (disconnected)" : "a zero-copy send failed",
+                    completions.failure(i, WorkCompletionOpcode.SEND, toString()));
+        }
+        zeroCopySends.end(entry, 0, ended());
+    }
+
+    /** One of the events a zero-copy send waits for came; after the last, its region is free (lock held). */
+    private void zeroCopyEvent(int entry) {
+        if (--zeroCopyWaits[entry] == 0) {
+            zeroCopySends.end(entry, 0, null);
+            lock.notifyAll();
+        }
+    }
+
+    /**
+     * A message landed in receive {@code slot} (lock held, open): a DATA, CREDIT or ACK message with its header, or
+     * the header-less notice of the peer's WRITE with immediate.
+     */
+    private void arrived(int slot, int byteLength, boolean notice, int immediate) {
+        if (notice) {
+            ledger.noticeReceived();
+            queueArrival(slot, 0, nextReceiveSequence++, byteLength, immediate);
+            sendControls();
+            return;
+        }
         MemorySegment buffer = leases[slot].buffer();
         try {
             if (byteLength < Header.BYTES) {
@@ -460,21 +1077,25 @@ public final class MessageChannel implements AutoCloseable {
             switch (type) {
                 case Header.DATA -> {
                     int sequence = Header.sequence(buffer, 0);
-                    if (sequence != nextReceiveSequence) {
-                        throw new CreditLedger.ProtocolViolation("message " + Integer.toUnsignedString(sequence)
-                                + " arrived where " + Integer.toUnsignedString(nextReceiveSequence) + " was next");
-                    }
+                    checkSequence(sequence);
                     nextReceiveSequence++;
-                    int tail = arrivalHead + arrivalCount;
-                    arrivals[tail >= receives ? tail - receives : tail] = slot;
-                    arrivalCount++;
-                    lengths[slot] = byteLength - Header.BYTES;
-                    sequences[slot] = sequence;
-                    lock.notifyAll();
+                    queueArrival(slot, byteLength - Header.BYTES, sequence, -1, 0);
+                }
+                case Header.RENDEZVOUS -> {
+                    int sequence = Header.sequence(buffer, 0);
+                    checkSequence(sequence);
+                    nextReceiveSequence++;
+                    fetch(slot, sequence, byteLength, buffer);
                 }
                 case Header.CREDIT, Header.ACK -> {
                     postReceive(slot);
                     ledger.controlProcessed();
+                }
+                case Header.DONE -> {
+                    int sequence = Header.sequence(buffer, 0);
+                    postReceive(slot);
+                    ledger.controlProcessed();
+                    doneArrived(sequence);
                 }
                 default -> throw new CreditLedger.ProtocolViolation("a message of " + Header.typeName(type));
             }
@@ -485,6 +1106,66 @@ public final class MessageChannel implements AutoCloseable {
         }
     }
 
+    private void checkSequence(int sequence) {
+        if (sequence != nextReceiveSequence) {
+            throw new CreditLedger.ProtocolViolation("message " + Integer.toUnsignedString(sequence)
+                    + " arrived where " + Integer.toUnsignedString(nextReceiveSequence) + " was next");
+        }
+    }
+
+    /**
+     * A RENDEZVOUS landed in receive {@code slot}: queues the message (not yet ready, so that it keeps its place)
+     * and READs its bytes from the peer's copy into a large buffer of this side (lock held).
+     */
+    private void fetch(int slot, int sequence, int byteLength, MemorySegment buffer) {
+        if (byteLength < Header.RENDEZVOUS_BYTES) {
+            throw new CreditLedger.ProtocolViolation("a RENDEZVOUS of " + byteLength + " bytes names no buffer");
+        }
+        RemoteBuffer source = RemoteBuffer.readFrom(buffer, Header.BYTES);
+        if (source.length() == 0 || source.length() > options.maxMessageSize()) {
+            throw new CreditLedger.ProtocolViolation("a RENDEZVOUS of " + source.length() + " bytes, where this side"
+                    + " takes 1 to " + options.maxMessageSize());
+        }
+        try {
+            MemoryRegion target = largeBuffers.acquire(source.length());
+            largeRegions[slot] = target;
+            queueArrival(slot, source.length(), sequence, -1, 0);
+            ready[slot] = false;
+            queuePair.postSend(sendBatch.clear().rdmaRead(workRequestId(FETCH | slot), source.address(),
+                    source.rkey()).signaled().gather(target, 0, source.length()));
+        } catch (RuntimeException e) {
+            // Registration refused (memory lock limit) or the queue pair broke: this channel ends, not the thread.
+            failLocked(ChannelException.Reason.TRANSPORT_FAILED, "could not READ a message of " + source.length()
+                    + " bytes", e);
+        }
+    }
+
+    /** A large message's bytes arrived: it may be received, and the peer's copy is free (progress thread). */
+    private void fetched(int slot) {
+        if (state != State.OPEN || failure != null) {
+            return;
+        }
+        ready[slot] = true;
+        int tail = pendingDoneHead + pendingDoneCount;
+        pendingDones[tail >= receives ? tail - receives : tail] = sequences[slot];
+        pendingDoneCount++;
+        sendControls();
+        lock.notifyAll();
+    }
+
+    /** Queues a data message for {@link #receive} (lock held). */
+    private void queueArrival(int slot, long length, int sequence, long writtenBytes, int immediate) {
+        int tail = arrivalHead + arrivalCount;
+        arrivals[tail >= receives ? tail - receives : tail] = slot;
+        arrivalCount++;
+        lengths[slot] = length;
+        sequences[slot] = sequence;
+        written[slot] = writtenBytes;
+        immediates[slot] = immediate;
+        ready[slot] = true;
+        lock.notifyAll();
+    }
+
     /** Sends the CREDIT and ACK that the ledger calls for, as far as the send queue has room (lock held). */
     private void sendControls() {
         if (state != State.OPEN || failure != null) {
@@ -492,19 +1173,25 @@ public final class MessageChannel implements AutoCloseable {
         }
         if (freeControlCount > 0 && ledger.creditDue()) {
             ledger.creditSent();
-            postControl(Header.CREDIT);
+            postControl(Header.CREDIT, 0);
+        }
+        while (pendingDoneCount > 0 && freeControlCount > 0 && ledger.windowOpen()) {
+            ledger.doneSent();
+            postControl(Header.DONE, pendingDones[pendingDoneHead]);
+            pendingDoneHead = pendingDoneHead + 1 == receives ? 0 : pendingDoneHead + 1;
+            pendingDoneCount--;
         }
         if (freeControlCount > 0 && ledger.ackDue()) {
             ledger.ackSent();
-            postControl(Header.ACK);
+            postControl(Header.ACK, 0);
         }
     }
 
     /** Posts a header-only message from a control buffer; inline ones give the buffer back at once. */
-    private void postControl(byte type) {
+    private void postControl(byte type, int sequence) {
         int slot = freeControlBuffers[--freeControlCount];
         long offset = (long) slot * Header.BYTES;
-        Header.write(controlRegion.segment(), offset, type, (byte) 0, ledger.granted(), ledger.controls(), 0);
+        Header.write(controlRegion.segment(), offset, type, (byte) 0, ledger.granted(), ledger.controls(), sequence);
         boolean inline = Header.BYTES <= inlineLimit;
         post(controlRegion, CONTROL | (inline ? NO_SLOT : slot), offset, Header.BYTES, inline);
         if (inline) {
@@ -538,6 +1225,7 @@ public final class MessageChannel implements AutoCloseable {
     private void failLocked(ChannelException.Reason reason, String message, Throwable cause) {
         if (failure == null) {
             failure = new ChannelException(reason, message + ": " + this, cause);
+            operations.failFutures(failure);
             lock.notifyAll();
         }
     }
@@ -579,6 +1267,25 @@ public final class MessageChannel implements AutoCloseable {
         if (sendRegion != null) {
             sendRegion.close();
             controlRegion.close();
+            atomicRegion.close();
+            largeBuffers.close();
+            synchronized (lock) {
+                for (int i = 0; i < outgoingCount; i++) {
+                    if (outgoingCopies[i] != null) {
+                        outgoingCopies[i].close();
+                    }
+                }
+                outgoingCount = 0;
+                zeroCopySends.abandonAll(failure);
+                zeroCopyHeaders.close();
+                // Large buffers of messages not handed out; a leased one is closed when the application releases it.
+                for (int slot = 0; slot < receives; slot++) {
+                    if (largeRegions[slot] != null && !leases[slot].isLeased()) {
+                        largeRegions[slot].close();
+                        largeRegions[slot] = null;
+                    }
+                }
+            }
         }
         if (receiveRegion != null) {
             receiveRegion.close();

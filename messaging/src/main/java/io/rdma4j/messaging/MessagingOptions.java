@@ -14,25 +14,37 @@ public final class MessagingOptions {
 
     /** The largest receive buffer: a message's length travels in a completion's 32-bit byte count. */
     static final int MAX_RECEIVE_BUFFER = 1 << 30;
+    /** The largest message: a RENDEZVOUS names its buffer in a {@link io.rdma4j.cm.RemoteBuffer}'s 32-bit length. */
+    static final int MAX_MESSAGE = 1 << 30;
+    private static final int DEFAULT_MAX_MESSAGE = 16 << 20;
 
     private final int receiveBufferSize;
     private final int receiveCredits;
     private final int controlWindow;
     private final int sendBuffers;
     private final int inlineSize;
+    private final int operationsInFlight;
+    private final int maxMessageSize;
     private final ConnectionOptions connection;
 
     private MessagingOptions(Builder b) {
-        this.receiveBufferSize = FieldRange.check("receiveBufferSize", b.receiveBufferSize, Header.BYTES + 1,
+        this.receiveBufferSize = FieldRange.check("receiveBufferSize", b.receiveBufferSize, Header.RENDEZVOUS_BYTES,
                 MAX_RECEIVE_BUFFER);
         this.receiveCredits = FieldRange.check("receiveCredits", b.receiveCredits, 1, 1 << 16);
         this.controlWindow = FieldRange.check("controlWindow", b.controlWindow, 2, 1 << 10);
         this.sendBuffers = FieldRange.check("sendBuffers", b.sendBuffers, 1, 1 << 16);
         this.inlineSize = FieldRange.check("inlineSize", b.inlineSize, 0, 1 << 10);
+        this.operationsInFlight = FieldRange.check("operationsInFlight", b.operationsInFlight, 1, 1 << 12);
+        this.maxMessageSize = b.maxMessageSize == DEFAULT_MAX_MESSAGE
+                ? Math.max(DEFAULT_MAX_MESSAGE, receiveBufferSize - Header.BYTES)
+                : FieldRange.check("maxMessageSize", b.maxMessageSize, receiveBufferSize - Header.BYTES, MAX_MESSAGE);
         this.connection = Objects.requireNonNull(b.connection, "connection");
     }
 
-    /** The defaults: 4 KiB receive buffers, 32 credits, 32 send buffers, 64 bytes inline. */
+    /**
+     * The defaults: 4 KiB receive buffers, 32 credits, 32 send buffers, 64 bytes inline, 16 operations in flight,
+     * messages up to 16 MiB (or a receive buffer less its header, if that is more).
+     */
     public static MessagingOptions defaults() {
         return builder().build();
     }
@@ -67,6 +79,19 @@ public final class MessagingOptions {
         return inlineSize;
     }
 
+    /** One-sided operations (READ, WRITE, atomics) in flight at once; more wait for one to complete. */
+    public int operationsInFlight() {
+        return operationsInFlight;
+    }
+
+    /**
+     * The largest message this side receives (and announces to the peer). Those beyond a receive buffer travel by
+     * rendezvous: the peer's copy is READ into a registered buffer of this side.
+     */
+    public int maxMessageSize() {
+        return maxMessageSize;
+    }
+
     /** The connection's options underneath (the layer sets the queue pair, queues and its own private data). */
     public ConnectionOptions connection() {
         return connection;
@@ -79,12 +104,14 @@ public final class MessagingOptions {
         private int controlWindow = 4;
         private int sendBuffers = 32;
         private int inlineSize = 64;
+        private int operationsInFlight = 16;
+        private int maxMessageSize = DEFAULT_MAX_MESSAGE;
         private ConnectionOptions connection = ConnectionOptions.defaults();
 
         private Builder() {
         }
 
-        /** The size of each receive buffer, header (16 bytes) included. */
+        /** The size of each receive buffer, header (16 bytes) included; at least 32 (a rendezvous's header). */
         public Builder receiveBufferSize(int bytes) {
             receiveBufferSize = bytes;
             return this;
@@ -111,6 +138,18 @@ public final class MessagingOptions {
         /** The largest message, header included, to send inline; 0 for none. */
         public Builder inlineSize(int bytes) {
             inlineSize = bytes;
+            return this;
+        }
+
+        /** The one-sided operations in flight at once (the send queue keeps room for them). */
+        public Builder operationsInFlight(int count) {
+            operationsInFlight = count;
+            return this;
+        }
+
+        /** The largest message this side receives, at least a receive buffer less its header; up to 1 GiB. */
+        public Builder maxMessageSize(int bytes) {
+            maxMessageSize = bytes;
             return this;
         }
 

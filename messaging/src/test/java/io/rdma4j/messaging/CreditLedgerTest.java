@@ -1,6 +1,7 @@
 package io.rdma4j.messaging;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -32,6 +33,9 @@ class CreditLedgerTest {
         int held;
         int delivered;
         int controlsSent;
+        /** Large messages read (their READ is taken as done at once) whose DONE is not sent yet; DONEs received. */
+        int pendingDones;
+        int donesReceived;
         final ArrayDeque<Message> outbound = new ArrayDeque<>();
         final ArrayDeque<Message> completions = new ArrayDeque<>();
 
@@ -42,11 +46,16 @@ class CreditLedgerTest {
         }
 
         boolean sendData() {
+            return sendData(Header.DATA);
+        }
+
+        /** A DATA or RENDEZVOUS message, if there is credit. */
+        boolean sendData(byte type) {
             if (ledger.dataCredits() <= 0) {
                 return false;
             }
             byte flags = ledger.dataSent();
-            outbound.add(new Message(Header.DATA, flags, ledger.granted(), ledger.controls()));
+            outbound.add(new Message(type, flags, ledger.granted(), ledger.controls()));
             return true;
         }
 
@@ -56,6 +65,12 @@ class CreditLedgerTest {
                 ledger.creditSent();
                 outbound.add(new Message(Header.CREDIT, (byte) 0, ledger.granted(), ledger.controls()));
                 controlsSent++;
+            }
+            while (pendingDones > 0 && ledger.windowOpen()) {
+                ledger.doneSent();
+                outbound.add(new Message(Header.DONE, (byte) 0, ledger.granted(), ledger.controls()));
+                controlsSent++;
+                pendingDones--;
             }
             if (ledger.ackDue()) {
                 ledger.ackSent();
@@ -77,12 +92,18 @@ class CreditLedgerTest {
         void process() {
             Message m = completions.poll();
             ledger.headerReceived(m.type(), m.flags(), m.granted(), m.controls());
-            if (m.type() == Header.DATA) {
+            if (Header.isData(m.type())) {
                 held++;
                 delivered++;
+                if (m.type() == Header.RENDEZVOUS) {
+                    pendingDones++;
+                }
             } else {
                 receivesPosted++;
                 ledger.controlProcessed();
+                if (m.type() == Header.DONE) {
+                    donesReceived++;
+                }
             }
             controls();
         }
@@ -109,7 +130,7 @@ class CreditLedgerTest {
                 Side peer = s == a ? b : a;
                 int hold = s == a ? holdA : holdB;
                 switch (random.nextInt(5)) {
-                    case 0 -> s.sendData();
+                    case 0 -> s.sendData(random.nextBoolean() ? Header.DATA : Header.RENDEZVOUS);
                     case 1 -> {
                         if (s.held > hold) {
                             s.release();
@@ -176,6 +197,55 @@ class CreditLedgerTest {
         assertEquals(messages, receiver.delivered);
         // Grants travel in batches of half the window, or one by one only when the sender ran dry.
         assertTrue(receiver.controlsSent < messages, "control messages: " + receiver.controlsSent);
+    }
+
+    /**
+     * A sender of large messages only: each RENDEZVOUS is answered by a DONE, a control message, and the sender
+     * sends nothing but data, and at the end nothing at all. The receiver's DONEs fill its control window, so the
+     * sender must acknowledge them with an ACK, or the last ones never leave.
+     */
+    @Test
+    void doneMessagesToASenderThatSendsNothingElseAreAcknowledgedAndAllArrive() {
+        Side sender = new Side("sender", 4, 2, 4, 2);
+        Side receiver = new Side("receiver", 4, 2, 4, 2);
+        int messages = 50;
+        int sent = 0;
+        while (sent < messages) {
+            int before = sent;
+            while (sent < messages && sender.sendData(Header.RENDEZVOUS)) {
+                sent++;
+            }
+            if (sent == before) {
+                fail("stuck at " + sent + ": " + sender.ledger + " / " + receiver.ledger);
+            }
+            quiesce(sender, receiver);
+            while (receiver.held > 0) {
+                receiver.release();
+                quiesce(sender, receiver);
+            }
+        }
+        quiesce(sender, receiver);
+        assertEquals(messages, receiver.delivered);
+        assertEquals(messages, sender.donesReceived, "every DONE arrived: " + sender.ledger + " / "
+                + receiver.ledger);
+        assertTrue(sender.controlsSent > 0, "the sender acknowledged DONEs with ACKs");
+    }
+
+    /**
+     * A WRITE with immediate takes a data receive but carries no header, so it cannot flag LOW: the receiver must
+     * see for itself that the sender spent every grant announced to it, or a sender stopped by its last notice waits
+     * for half the credits to be released instead of one.
+     */
+    @Test
+    void aSenderThatSpentItsLastCreditOnAWriteNoticeCountsAsLow() {
+        CreditLedger receiver = new CreditLedger(8, 2, 8, 2);
+        for (int i = 0; i < 7; i++) {
+            receiver.noticeReceived();
+        }
+        receiver.dataReceivePosted();
+        assertFalse(receiver.creditDue(), "the sender has a credit left: one grant waits for more");
+        receiver.noticeReceived();
+        assertTrue(receiver.creditDue(), "the sender has spent every credit: one grant is worth a CREDIT now");
     }
 
     @Test

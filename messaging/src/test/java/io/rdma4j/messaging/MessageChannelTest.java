@@ -1,20 +1,23 @@
 package io.rdma4j.messaging;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdma4j.cm.Acceptor;
+import io.rdma4j.verbs.Access;
+import io.rdma4j.verbs.MemoryRegion;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -31,49 +34,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 @Tag("device")
 class MessageChannelTest {
 
-    private static final Duration TIMEOUT = Duration.ofSeconds(20);
-
-    static InetAddress address() {
-        String value = System.getenv("RDMA4J_TEST_ADDRESS");
-        if (value == null || value.isBlank()) {
-            return fail("RDMA4J_TEST_ADDRESS is not set: it names the IP address of the test device's port");
-        }
-        try {
-            return InetAddress.getByName(value);
-        } catch (java.net.UnknownHostException e) {
-            return fail("RDMA4J_TEST_ADDRESS is not an IP address: " + value);
-        }
-    }
-
-    /** A connected pair of channels in two groups of this JVM. */
-    private record Pair(MessagingGroup serverGroup, MessagingGroup clientGroup, Acceptor acceptor,
-                        MessageChannel server, MessageChannel client) implements AutoCloseable {
-
-        static Pair open(ProgressMode mode, MessagingOptions options) throws Exception {
-            MessagingGroup serverGroup = MessagingGroup.create(mode);
-            MessagingGroup clientGroup = MessagingGroup.create(mode);
-            Acceptor acceptor = Acceptor.listen(new InetSocketAddress(address(), 0), 4);
-            CompletableFuture<MessageChannel> accepted = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return serverGroup.accept(acceptor, options, TIMEOUT).orElseThrow();
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            MessageChannel client = clientGroup.connect(acceptor.localAddress(), options, TIMEOUT);
-            return new Pair(serverGroup, clientGroup, acceptor, accepted.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS),
-                    client);
-        }
-
-        @Override
-        public void close() {
-            client.close();
-            server.close();
-            acceptor.close();
-            clientGroup.close();
-            serverGroup.close();
-        }
-    }
+    private static final Duration TIMEOUT = ChannelPair.TIMEOUT;
 
     /** Fills {@code message} with bytes that only message {@code n} has. */
     private static void fill(MemorySegment message, long n) {
@@ -98,9 +59,8 @@ class MessageChannelTest {
     void aFastSenderNeverOverrunsAReceiverThatHoldsItsMessagesAndSleeps(ProgressMode mode) throws Exception {
         int messages = 5_000;
         MessagingOptions options = MessagingOptions.builder().receiveCredits(8).sendBuffers(4).build();
-        try (Pair pair = Pair.open(mode, options)) {
-            int max = pair.client().maxMessageSize();
-            assertEquals(options.receiveBufferSize() - 16, max);
+        try (ChannelPair pair = ChannelPair.open(mode, options)) {
+            int max = options.receiveBufferSize() - 16; // all in receive buffers, no rendezvous
             CompletableFuture<Void> sender = CompletableFuture.runAsync(() -> {
                 SplittableRandom sizes = new SplittableRandom(1);
                 try (Arena arena = Arena.ofConfined()) {
@@ -154,7 +114,7 @@ class MessageChannelTest {
         MessagingOptions options = MessagingOptions.builder().receiveCredits(4).sendBuffers(4).build();
         try (MessagingGroup serverGroup = MessagingGroup.create(ProgressMode.EVENT_DRIVEN);
              MessagingGroup clientGroup = MessagingGroup.create(ProgressMode.EVENT_DRIVEN);
-             Acceptor acceptor = Acceptor.listen(new InetSocketAddress(address(), 0), connections)) {
+             Acceptor acceptor = Acceptor.listen(new InetSocketAddress(ChannelPair.address(), 0), connections)) {
             List<Thread> threads = new ArrayList<>();
             List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
             Thread server = Thread.ofVirtual().start(() -> {
@@ -218,9 +178,140 @@ class MessageChannelTest {
         }
     }
 
+    /**
+     * Sizes from 1 byte to 1 MiB, log-uniform, over 4 KiB receive buffers: most messages travel by rendezvous (the
+     * receiver READs the sender's copy and answers DONE), mixed with small ones that must not overtake them. The
+     * receiver holds messages and sleeps, with a control window of 2, so that DONEs wait for the window and the
+     * sender, which sends nothing but data, must acknowledge them. Every message arrives once, whole, in order, and
+     * every copy the sender made is freed by its DONE.
+     */
+    @ParameterizedTest
+    @EnumSource(ProgressMode.class)
+    void messagesUpToAMebibyteArriveWholeAndInOrderThroughRendezvous(ProgressMode mode) throws Exception {
+        int messages = 400;
+        int largest = 1 << 20;
+        MessagingOptions options = MessagingOptions.builder().receiveCredits(8).controlWindow(2).sendBuffers(4)
+                .maxMessageSize(largest).build();
+        long[] sizes = new long[messages];
+        SplittableRandom random = new SplittableRandom(3);
+        for (int n = 0; n < messages; n++) {
+            sizes[n] = Math.max(1, (long) Math.pow(2, random.nextDouble(21)) - random.nextInt(8));
+            sizes[n] = Math.min(sizes[n], largest);
+        }
+        try (ChannelPair pair = ChannelPair.open(mode, options)) {
+            assertEquals(largest, pair.client().maxMessageSize());
+            assertEquals(largest, pair.client().capabilities().maxMessageSize());
+            CompletableFuture<Void> sender = CompletableFuture.runAsync(() -> {
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment message = arena.allocate(largest);
+                    for (int n = 0; n < messages; n++) {
+                        MemorySegment m = message.asSlice(0, sizes[n]);
+                        fill(m, n);
+                        pair.client().send(m);
+                    }
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            List<ReceivedMessage> held = new ArrayList<>();
+            for (int n = 0; n < messages; n++) {
+                ReceivedMessage m = pair.server().receive(TIMEOUT);
+                if (m == null) {
+                    sender.getNow(null);
+                    fail("message " + n + " did not arrive within " + TIMEOUT);
+                }
+                assertEquals(n, m.sequence());
+                check(m, n, sizes[n]);
+                held.add(m);
+                if (held.size() == options.receiveCredits() || random.nextInt(4) == 0) {
+                    if (random.nextInt(10) == 0) {
+                        Thread.sleep(20);
+                    }
+                    held.forEach(ReceivedMessage::release);
+                    held.clear();
+                }
+            }
+            held.forEach(ReceivedMessage::release);
+            sender.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            while (pair.client().largeCopiesInFlight() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(0, pair.client().largeCopiesInFlight(), "every copy was freed by its DONE");
+            assertNull(pair.server().tryReceive(), "nothing more than was sent arrived");
+        }
+    }
+
+    /**
+     * Zero-copy sends from a registered region, small (gathered behind a header) and large (READ by the peer from the
+     * region itself), in order with copied ones; the region is pinned until the peer has the bytes, and a large one
+     * needs REMOTE_READ.
+     */
+    @ParameterizedTest
+    @EnumSource(ProgressMode.class)
+    void zeroCopySendsArriveInOrderAndPinTheirRegionUntilThePeerHasTheBytes(ProgressMode mode) throws Exception {
+        try (ChannelPair pair = ChannelPair.open(mode, MessagingOptions.builder().sendBuffers(4).build());
+             Arena arena = Arena.ofConfined()) {
+            MessageChannel client = pair.client();
+            int size = 1 << 20;
+            MemoryRegion region = client.connection().protectionDomain().allocateMemory(size,
+                    Set.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
+            MemoryRegion localOnly = client.connection().protectionDomain().allocateMemory(size,
+                    Set.of(Access.LOCAL_WRITE));
+            assertTrue(region.allows(Access.REMOTE_READ) && !localOnly.allows(Access.REMOTE_READ));
+
+            fill(region.segment().asSlice(0, 1000), 0);
+            client.send(region, 0, 1000);
+            region.segment().asSlice(0, 1000).fill((byte) 0); // sent: the bytes may change
+            MemorySegment copied = arena.allocate(3);
+            fill(copied, 1);
+            client.send(copied);
+            client.send(region, 0, 0);
+            fill(region.segment().asSlice(4096, 512 * 1024), 3);
+            CompletableFuture<Void> large;
+            // Hold the server's channel, so that its progress thread cannot READ the message before the close below.
+            synchronized (monitorOf(pair.server())) {
+                large = client.sendAsync(region, 4096, 512 * 1024);
+                IllegalStateException pinned = assertThrows(IllegalStateException.class, region::close,
+                        "the peer has not READ the large message yet");
+                assertTrue(pinned.getMessage().contains("zero-copy send in flight"), pinned.getMessage());
+                assertFalse(large.isDone());
+            }
+            IllegalArgumentException noRemoteRead = assertThrows(IllegalArgumentException.class,
+                    () -> client.send(localOnly, 0, 8192));
+            assertTrue(noRemoteRead.getMessage().contains("REMOTE_READ"), noRemoteRead.getMessage());
+            client.send(localOnly, 0, 100); // small: the device gathers it, no remote access needed
+            assertThrows(IndexOutOfBoundsException.class, () -> client.send(region, size - 10, 11));
+
+            MessageChannel server = pair.server();
+            long[] lengths = {1000, 3, 0, 512 * 1024, 100};
+            for (int n = 0; n < lengths.length; n++) {
+                try (ReceivedMessage m = server.receive(TIMEOUT)) {
+                    assertEquals(n, m.sequence());
+                    if (n != 4) {
+                        check(m, n, lengths[n]);
+                    } else {
+                        assertEquals(100, m.length());
+                    }
+                }
+            }
+            large.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            assertEquals(0, client.largeCopiesInFlight());
+            region.close(); // unpinned once the peer said DONE
+            localOnly.close();
+        }
+    }
+
+    /** The monitor a channel's progress takes for each of its completions (a private field of the same module). */
+    private static Object monitorOf(MessageChannel channel) throws ReflectiveOperationException {
+        java.lang.reflect.Field lock = MessageChannel.class.getDeclaredField("lock");
+        lock.setAccessible(true);
+        return lock.get(channel);
+    }
+
     @Test
     void closingFailsAWaitingReceiveAndThePeerLearnsOfIt() throws Exception {
-        try (Pair pair = Pair.open(ProgressMode.EVENT_DRIVEN, MessagingOptions.defaults())) {
+        try (ChannelPair pair = ChannelPair.open(ProgressMode.EVENT_DRIVEN, MessagingOptions.defaults())) {
             CompletableFuture<Throwable> waiting = receiveInBackground(pair.client());
             CompletableFuture<Throwable> peerWaiting = receiveInBackground(pair.server());
             Thread.sleep(200);
@@ -256,11 +347,11 @@ class MessageChannelTest {
 
     @Test
     void misuseIsRefusedBeforeC() throws Exception {
-        try (Pair pair = Pair.open(ProgressMode.EVENT_DRIVEN, MessagingOptions.defaults());
+        try (ChannelPair pair = ChannelPair.open(ProgressMode.EVENT_DRIVEN, MessagingOptions.defaults());
              Arena arena = Arena.ofConfined()) {
             MessageChannel client = pair.client();
             IllegalArgumentException tooLong = assertThrows(IllegalArgumentException.class,
-                    () -> client.send(arena.allocate(client.maxMessageSize() + 1)));
+                    () -> client.send(arena.allocate(client.maxMessageSize() + 1L)));
             assertTrue(tooLong.getMessage().contains(String.valueOf(client.maxMessageSize())), tooLong.getMessage());
             client.send(arena.allocate(3));
             ReceivedMessage m = pair.server().receive(TIMEOUT);

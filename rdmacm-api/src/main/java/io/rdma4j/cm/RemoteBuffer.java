@@ -44,6 +44,20 @@ public record RemoteBuffer(long address, int rkey, long length) {
         return new RemoteBuffer(region.address() + offset, region.rkey(), length);
     }
 
+    /**
+     * The {@code length} bytes from {@code offset} of this buffer: a part of what the peer advertised, checked
+     * against it, so that a one-sided operation on the part stays inside the advertised range.
+     *
+     * @throws IndexOutOfBoundsException if the range is not inside this buffer, naming both
+     */
+    public RemoteBuffer slice(long offset, long length) {
+        if (offset < 0 || length < 0 || offset > this.length - length) {
+            throw new IndexOutOfBoundsException("bytes " + offset + " to " + offset + " + " + length
+                    + " are not inside the remote buffer's " + this.length + " bytes (" + this + ")");
+        }
+        return new RemoteBuffer(address + offset, rkey, length);
+    }
+
     /** The 16-byte encoding. */
     public byte[] toBytes() {
         MemorySegment bytes = MemorySegment.ofArray(new byte[BYTES]);

@@ -26,6 +26,17 @@ class RemoteBufferTest {
     }
 
     @Test
+    void aSliceStaysInsideTheAdvertisedRange() {
+        RemoteBuffer b = new RemoteBuffer(0x1000, 7, 64);
+        assertEquals(new RemoteBuffer(0x1008, 7, 56), b.slice(8, 56));
+        assertEquals(new RemoteBuffer(0x1040, 7, 0), b.slice(64, 0));
+        IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class, () -> b.slice(8, 57));
+        assertEquals("bytes 8 to 8 + 57 are not inside the remote buffer's 64 bytes (" + b + ")", e.getMessage());
+        assertThrows(IndexOutOfBoundsException.class, () -> b.slice(-1, 1));
+        assertThrows(IndexOutOfBoundsException.class, () -> b.slice(Long.MAX_VALUE, 2));
+    }
+
+    @Test
     void refusesShortInputAndLengthsBeyond32Bits() {
         assertThrows(IllegalArgumentException.class, () -> RemoteBuffer.fromBytes(new byte[15]));
         assertThrows(IllegalArgumentException.class, () -> new RemoteBuffer(0, 0, 1L << 32));

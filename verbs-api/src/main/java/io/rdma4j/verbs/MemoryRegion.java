@@ -24,13 +24,16 @@ public final class MemoryRegion extends NativeObject {
     private final long length;
     private final int lkey;
     private final int rkey;
+    /** The access flags it was registered with ({@code ibv_access_flags}). */
+    private final int accessMask;
 
     /**
+     * @param accessMask the {@link Access} flags it was registered with
      * @param free frees the memory when the region owns it ({@link ProtectionDomain#allocateMemory}), run once the
      *             region is deregistered (never if deregistration is refused: the device may still write there);
      *             else {@code null}
      */
-    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, Runnable free) {
+    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, int accessMask, Runnable free) {
         // The keys are read before the region joins its domain: from then on a close of the domain on another thread
         // could free the struct, and reading it would need a pin (two atomic additions per registration).
         long size = ibv_mr.layout().byteSize();
@@ -38,6 +41,7 @@ public final class MemoryRegion extends NativeObject {
         this.lkey = ibv_mr.lkey(struct);
         this.rkey = ibv_mr.rkey(struct);
         this.protectionDomain = pd;
+        this.accessMask = accessMask;
         this.segment = segment;
         this.address = segment.address();
         this.length = segment.byteSize();
@@ -53,6 +57,11 @@ public final class MemoryRegion extends NativeObject {
     /** The protection domain it was registered in. */
     public ProtectionDomain protectionDomain() {
         return protectionDomain;
+    }
+
+    /** Whether it was registered with {@code access} (e.g. {@link Access#REMOTE_READ} for peers' READs). */
+    public boolean allows(Access access) {
+        return (accessMask & access.value()) != 0;
     }
 
     /** The registered memory. */

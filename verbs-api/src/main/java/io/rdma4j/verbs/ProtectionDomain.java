@@ -62,8 +62,9 @@ public final class ProtectionDomain extends NativeObject {
             throw new IllegalArgumentException("registerMemory needs a segment of at least 1 byte");
         }
         MemorySegment state = Errno.state();
+        int mask = Access.mask(access);
         MemorySegment mr = withPinned(pd -> ExportedVerbs.ibv_reg_mr_iova2(state, pd, segment, segment.byteSize(),
-                segment.address(), Access.mask(access)));
+                segment.address(), mask));
         if (mr.address() == 0) {
             int errno = Errno.get(state);
             String hint = errno == RdmaCore.ENOMEM()
@@ -72,7 +73,7 @@ public final class ProtectionDomain extends NativeObject {
                     : segment.byteSize() + " bytes at 0x" + Long.toHexString(segment.address());
             throw VerbException.of("ibv_reg_mr_iova2", errno, hint);
         }
-        return new MemoryRegion(this, mr, segment, free);
+        return new MemoryRegion(this, mr, segment, mask, free);
     }
 
     /**

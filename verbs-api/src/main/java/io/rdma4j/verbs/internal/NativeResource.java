@@ -388,7 +388,7 @@ public final class NativeResource implements Runnable {
             if (pins != 0) {
                 throw new IllegalStateException(description.get() + " cannot be closed while a call on it or naming"
                         + " it runs (a verb on another thread, a post whose requests name it, an extended poll or"
-                        + " send between start and end, or an open confined poster or poller)");
+                        + " send between start and end, an open confined poster or poller, or a zero-copy send in flight)");
             }
             destroyRc = destroyer == null ? 0 : destroyer.destroy(handle);
         } catch (RuntimeException failed) {
