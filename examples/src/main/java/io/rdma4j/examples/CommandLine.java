@@ -1,6 +1,8 @@
 package io.rdma4j.examples;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.Arrays;
 import java.util.function.Function;
 
@@ -25,6 +27,30 @@ final class CommandLine {
             throw new IllegalArgumentException(args[i - 1] + " needs a value");
         }
         return args[i];
+    }
+
+    /** The address {@code name} names: a literal or a host name. */
+    static InetAddress host(String name) {
+        try {
+            return InetAddress.getByName(name);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("unknown host " + name);
+        }
+    }
+
+    /** The number that is the value of the option at {@code args[i - 1]}, which must lie in {@code min..max}. */
+    static long number(String[] args, int i, long min, long max) {
+        String v = value(args, i);
+        long n;
+        try {
+            n = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(args[i - 1] + ": not a number: " + v);
+        }
+        if (n < min || n > max) {
+            throw new IllegalArgumentException(args[i - 1] + " is " + min + ".." + max + ", not " + v);
+        }
+        return n;
     }
 
     /**

@@ -16,7 +16,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -60,7 +59,7 @@ public final class Echo {
                     throw new IllegalArgumentException(option + " needs a value");
                 }
                 switch (option) {
-                    case "-s" -> address = host(args[i]);
+                    case "-s" -> address = CommandLine.host(args[i]);
                     case "-p" -> port = Integer.parseInt(args[i]);
                     case "-n" -> connections = Integer.parseInt(args[i]);
                     case "-m" -> {
@@ -78,14 +77,6 @@ public final class Echo {
                 throw new IllegalArgumentException("the client needs the server's address (-s)");
             }
             return new Options(server, address, port, connections, message);
-        }
-
-        private static InetAddress host(String name) {
-            try {
-                return InetAddress.getByName(name);
-            } catch (UnknownHostException e) {
-                throw new IllegalArgumentException("not an address: " + name);
-            }
         }
     }
 

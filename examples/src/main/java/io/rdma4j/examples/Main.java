@@ -21,6 +21,8 @@ public final class Main {
 
     private static final Map<String, Entry> EXAMPLES = new TreeMap<>(Map.of(
             "echo", new Entry("16-byte echo over rdma_cm (librdmacm's rdma_server and rdma_client)", Echo::main),
+            "kv", new Entry("key-value service on rdma4j messaging: PUT/GET messages, large values by READ (Java at"
+                    + " both ends)", Kv::main),
             "rc-pingpong", new Entry("RC SEND ping-pong, QPs connected by hand (ibv_rc_pingpong)", RcPingPong::main),
             "rping", new Entry("RDMA READ/WRITE ping over rdma_cm (librdmacm's rping)", Rping::main),
             "srq-pingpong", new Entry("RC SEND ping-pong of many QPs on a shared receive queue (ibv_srq_pingpong)",

@@ -17,7 +17,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Optional;
@@ -68,12 +67,12 @@ public final class WriteBw {
                 switch (args[i]) {
                     case "-s" -> server = true;
                     case "-c" -> server = false;
-                    case "-a" -> address = host(CommandLine.value(args, ++i));
-                    case "-p" -> port = (int) number(args, ++i, 1, 65535);
-                    case "-S" -> size = (int) number(args, ++i, 1, 1 << 30);
-                    case "-t" -> depth = (int) number(args, ++i, 1, 8192);
-                    case "-D" -> seconds = (int) number(args, ++i, 1, 86400);
-                    case "-n" -> writes = number(args, ++i, 1, Long.MAX_VALUE);
+                    case "-a" -> address = CommandLine.host(CommandLine.value(args, ++i));
+                    case "-p" -> port = (int) CommandLine.number(args, ++i, 1, 65535);
+                    case "-S" -> size = (int) CommandLine.number(args, ++i, 1, 1 << 30);
+                    case "-t" -> depth = (int) CommandLine.number(args, ++i, 1, 8192);
+                    case "-D" -> seconds = (int) CommandLine.number(args, ++i, 1, 86400);
+                    case "-n" -> writes = CommandLine.number(args, ++i, 1, Long.MAX_VALUE);
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
@@ -84,28 +83,6 @@ public final class WriteBw {
                 throw new IllegalArgumentException("the client needs the server's address (-a)");
             }
             return new Options(server, address, port, size, depth, seconds, writes);
-        }
-
-        private static InetAddress host(String name) {
-            try {
-                return InetAddress.getByName(name);
-            } catch (UnknownHostException e) {
-                throw new IllegalArgumentException("unknown host " + name);
-            }
-        }
-
-        private static long number(String[] args, int i, long min, long max) {
-            String v = CommandLine.value(args, i);
-            long n;
-            try {
-                n = Long.parseLong(v);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(args[i - 1] + ": not a number: " + v);
-            }
-            if (n < min || n > max) {
-                throw new IllegalArgumentException(args[i - 1] + " is " + min + ".." + max + ", not " + v);
-            }
-            return n;
         }
     }
 

@@ -9,6 +9,7 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -31,6 +32,11 @@ final class ExampleProcess {
      * the JVM's own warnings are left out of {@code err}.
      */
     static Result run(List<String> wrapper, String... args) throws IOException, InterruptedException {
+        return run(Duration.ofSeconds(60), wrapper, args);
+    }
+
+    /** {@link #run(List, String...)}, failing if the process runs longer than {@code timeout}. */
+    static Result run(Duration timeout, List<String> wrapper, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(wrapper);
         command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-cp", classPath(), Main.class.getName()));
@@ -40,7 +46,7 @@ final class ExampleProcess {
         // Small outputs: reading one stream to its end cannot block the other.
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), String.join(" ", command));
+        assertTrue(p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS), String.join(" ", command));
         return new Result(p.exitValue(), out, err.lines().filter(l -> !l.startsWith("WARNING"))
                 .collect(Collectors.joining("\n")));
     }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -20,8 +21,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class ExamplesCommandLineTest {
 
     /** The names users and scripts call: exactly these. */
-    private static final List<String> NAMES = List.of("echo", "rc-pingpong", "rping", "srq-pingpong", "ud-pingpong",
-            "write-bw");
+    private static final List<String> NAMES = List.of("echo", "kv", "rc-pingpong", "rping", "srq-pingpong",
+            "ud-pingpong", "write-bw");
 
     @Test
     void helpListsEveryExampleByItsName() throws Exception {
@@ -36,7 +37,7 @@ class ExamplesCommandLineTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"echo", "rc-pingpong", "rping", "srq-pingpong", "ud-pingpong", "write-bw"})
+    @ValueSource(strings = {"echo", "kv", "rc-pingpong", "rping", "srq-pingpong", "ud-pingpong", "write-bw"})
     void eachExamplePrintsItsUsage(String name) throws Exception {
         ExampleProcess.Result help = main(name, "--help");
         assertEquals(0, help.exit(), help.all());
@@ -56,7 +57,10 @@ class ExamplesCommandLineTest {
         "srq-pingpong|--num-qp=x|1|--num-qp: not a number: x",
         "write-bw|-c|1|the client needs the server's address (-a)",
         "write-bw|-s -t 0|1|-t is 1..8192, not 0",
-        "rping|-s -S 25|22|Invalid size 25"})
+        "rping|-s -S 25|22|Invalid size 25",
+        "kv|-c|1|the client needs the server's address (-a)",
+        "kv|-s -k 0|1|-k is 1..1048576, not 0",
+        "kv|-c -a 127.0.0.1 -n x|1|-n: not a number: x"})
     void badOptionsAreRefusedWithTheToolsExitCodeAMessageAndTheUsage(String name, String options, int exit,
                                                                        String message) throws Exception {
         List<String> args = new ArrayList<>(List.of(name));
@@ -64,7 +68,7 @@ class ExamplesCommandLineTest {
         ExampleProcess.Result r = main(args.toArray(String[]::new));
         assertEquals(exit, r.exit(), r.all());
         assertTrue(r.err().contains(message), r.all());
-        assertTrue(r.out().contains(name.equals("rping") || name.equals("write-bw") ? name + " -" : "Usage:"),
+        assertTrue(r.out().contains(Set.of("rping", "write-bw", "kv").contains(name) ? name + " -" : "Usage:"),
                 r.all());
     }
 

@@ -4,6 +4,7 @@ import io.rdma4j.cm.Acceptor;
 import io.rdma4j.cm.Connection;
 import io.rdma4j.cm.Connector;
 import io.rdma4j.verbs.Context;
+import io.rdma4j.verbs.ProtectionDomain;
 import io.rdma4j.verbs.WorkCompletions;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -116,6 +117,20 @@ public final class MessagingGroup implements AutoCloseable {
             connection.close();
             throw e;
         }
+    }
+
+    /**
+     * The protection domain that the group's channels on {@code context}'s device use (made, with the device's
+     * progress thread, on first use): register here the memory that those channels send from without copying, READ
+     * into, WRITE from, or advertise to peers as a {@link io.rdma4j.cm.RemoteBuffer}. A server can register before its
+     * first accept ({@link Acceptor#context()}); a client after connecting
+     * ({@code channel.connection().protectionDomain()} is the same domain). Owned by the group: regions in it close
+     * when the group closes, if not before.
+     *
+     * @throws IllegalStateException if the group is closed
+     */
+    public ProtectionDomain protectionDomain(Context context) {
+        return device(Objects.requireNonNull(context, "context")).protectionDomain();
     }
 
     /** The device's progress (started on first use). */

@@ -153,6 +153,11 @@ class RemoteOperationsTest {
             assertEquals(total, shared.segment().get(ValueLayout.JAVA_LONG, 64));
             assertEquals(total, client.compareAndSwapAsync(remote, 64, total, -5).get(20, TimeUnit.SECONDS));
             assertEquals(-5, shared.segment().get(ValueLayout.JAVA_LONG, 64), "swapped");
+            // Messages go on after atomics (the verbs batch they share once kept an atomic's 8-byte rule).
+            client.send(MemorySegment.ofArray(new byte[25]));
+            try (ReceivedMessage message = pair.server().receive(TIMEOUT)) {
+                assertEquals(25, message.length());
+            }
         }
     }
 

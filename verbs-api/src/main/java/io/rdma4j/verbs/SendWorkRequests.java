@@ -109,6 +109,7 @@ public final class SendWorkRequests extends WorkRequestBatch {
         addressed = 0;
         addressedNow = false;
         atomics = 0;
+        atomicNow = false;
         inlineNow = false;
         uncheckedNow = false;
         staged = 0;
@@ -341,6 +342,7 @@ public final class SendWorkRequests extends WorkRequestBatch {
     private long start(long workRequestId, int opcode) {
         long at = begin(workRequestId);
         addressedNow = false;
+        atomicNow = false;
         inlineNow = false;
         uncheckedNow = false;
         putInt(at + OPCODE, opcode);

@@ -186,6 +186,22 @@ class WorkRequestBatchTest {
         }
     }
 
+    /**
+     * Only an atomic's own entry must be 8 bytes: the request after it, in the same fill or the next, takes any length
+     * (the check once outlived its atomic, refusing a messaging channel's SEND after a fetch-and-add). A region-less
+     * entry fails further on, at its region, which shows it passed the length check.
+     */
+    @Test
+    void theRequestAfterAnAtomicTakesEntriesOfAnyLength() {
+        try (SendWorkRequests sends = new SendWorkRequests(2, 1)) {
+            sends.clear().fetchAndAdd(1, 0x1008, 7, 1);
+            assertThrows(NullPointerException.class, () -> sends.send(2).gather(null, 0, 25), "in the same fill");
+            assertThrows(NullPointerException.class, () -> sends.clear().send(3).gather(null, 0, 25), "refilled");
+            assertThrows(IllegalArgumentException.class, () -> sends.clear().fetchAndAdd(4, 0x1008, 7, 1)
+                    .gather(null, 0, 25), "still checked for the next atomic");
+        }
+    }
+
     @Test
     void aClosedBatchCannotBeUsed() {
         SendWorkRequests sends = new SendWorkRequests(1, 1);
