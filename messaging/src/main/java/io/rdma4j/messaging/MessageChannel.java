@@ -25,6 +25,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Whole messages over one reliable connection, with credit-based flow control (docs/messaging.md): {@link #send}
@@ -55,13 +57,25 @@ public final class MessageChannel implements AutoCloseable {
     private static final int SLOT_MASK = (1 << 28) - 1;
     /** A send that holds no buffer (inline). */
     private static final int NO_SLOT = SLOT_MASK;
+    /** How long a caller in a BUSY_POLLING group spins for a change before it parks. */
+    private static final long SPIN_NANOS = 50_000;
 
     private enum State { CONNECTING, OPEN, CLOSING, CLOSED }
 
     private final MessagingGroup group;
     private final MessagingOptions options;
     private final int handle;
-    private final Object lock = new Object();
+    /**
+     * Guards the channel's state; its progress thread takes it for each completion. Package-private for a test that
+     * holds it to stop the progress at a chosen point.
+     */
+    final ReentrantLock lock = new ReentrantLock();
+    /** Signalled, with {@link #signals} counted up, at each change that a waiting caller may wait for. */
+    private final Condition changed = lock.newCondition();
+    /** Counts {@link #signal()}s: a caller spinning without the lock watches it (BUSY_POLLING). */
+    private volatile long signals;
+    /** Whether waiting callers spin before they park: in BUSY_POLLING groups, where a core is spent anyway. */
+    private final boolean spinning;
     private final int receives;
     private final int receiveBufferSize;
     private final int sendQueueDepth;
@@ -143,6 +157,7 @@ public final class MessageChannel implements AutoCloseable {
 
     MessageChannel(MessagingGroup group, MessagingOptions options) {
         this.group = group;
+        this.spinning = group.mode() == ProgressMode.BUSY_POLLING;
         this.options = Objects.requireNonNull(options, "options");
         this.receives = CreditLedger.receivesPosted(options.receiveCredits(), options.controlWindow());
         this.receiveBufferSize = options.receiveBufferSize();
@@ -203,7 +218,8 @@ public final class MessageChannel implements AutoCloseable {
 
     /** Registers the receive buffers and posts them all, before the connect request or the accept leaves. */
     private void postReceives(QueuePair qp) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             queuePair = qp;
             receiveRegion = qp.protectionDomain().allocateMemory((long) receives * receiveBufferSize,
                     Set.of(Access.LOCAL_WRITE));
@@ -218,6 +234,8 @@ public final class MessageChannel implements AutoCloseable {
                         receiveRegion.segment().asSlice((long) slot * receiveBufferSize, receiveBufferSize));
                 postReceive(slot);
             }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -233,7 +251,8 @@ public final class MessageChannel implements AutoCloseable {
     /** Takes the established connection: reads the peer's handshake, makes the send buffers, starts watching. */
     MessageChannel open(Connection established) {
         Handshake peer = Handshake.decode(established.peerPrivateData(), String.valueOf(established.peerAddress()));
-        synchronized (lock) {
+        lock.lock();
+        try {
             connection = established;
             ledger = new CreditLedger(options.receiveCredits(), options.controlWindow(), peer.receiveCredits,
                     peer.controlWindow);
@@ -268,6 +287,8 @@ public final class MessageChannel implements AutoCloseable {
                 arrived(earlySlots[i], earlyLengths[i], earlyNotices[i], earlyImmediates[i]);
             }
             earlyCount = 0;
+        } finally {
+            lock.unlock();
         }
         watcher = Thread.ofVirtual().name("rdma4j-channel-events").start(this::watchConnection);
         return this;
@@ -275,8 +296,11 @@ public final class MessageChannel implements AutoCloseable {
 
     /** Gives back what connecting took, when connecting failed (the connection, if any, is closed by then). */
     void abort() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             state = State.CLOSED;
+        } finally {
+            lock.unlock();
         }
         release();
     }
@@ -286,25 +310,34 @@ public final class MessageChannel implements AutoCloseable {
      * receive buffer less the 16-byte header travel by rendezvous: the peer READs them from a registered copy.
      */
     public int maxMessageSize() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             checkOpened();
             return peerMaxMessageSize;
+        } finally {
+            lock.unlock();
         }
     }
 
     /** What the channel can do: atomics, immediate data, its largest message and READ/WRITE, inline size. */
     public ChannelCapabilities capabilities() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             checkOpened();
             return capabilities;
+        } finally {
+            lock.unlock();
         }
     }
 
     /** The connection underneath (its verbs objects, addresses and the peer's private data after the handshake). */
     public Connection connection() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             checkOpened();
             return connection;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -369,7 +402,8 @@ public final class MessageChannel implements AutoCloseable {
     private int startZeroCopy(MemoryRegion region, long offset, long length, CompletableFuture<?> future)
             throws InterruptedException {
         Objects.requireNonNull(region, "region");
-        synchronized (lock) {
+        lock.lock();
+        try {
             checkOpened();
             checkUsable();
             if (offset < 0 || length < 0 || offset > region.length() - length) {
@@ -424,6 +458,8 @@ public final class MessageChannel implements AutoCloseable {
                 throw e;
             }
             return entry;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -445,7 +481,8 @@ public final class MessageChannel implements AutoCloseable {
     private boolean send(MemorySegment message, long waitNanos) throws InterruptedException {
         long length = message.byteSize();
         long deadline = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + waitNanos;
-        synchronized (lock) {
+        lock.lock();
+        try {
             int max = maxMessageSize();
             if (length > max) {
                 throw new IllegalArgumentException("a message of " + length + " bytes is longer than the " + max
@@ -466,6 +503,8 @@ public final class MessageChannel implements AutoCloseable {
                 postData(Header.DATA, slot, offset, length + Header.BYTES, nextSendSequence++);
                 return true;
             }
+        } finally {
+            lock.unlock();
         }
         return sendLarge(message, waitNanos, deadline);
     }
@@ -479,7 +518,8 @@ public final class MessageChannel implements AutoCloseable {
         MemoryRegion copy = largeBuffers.acquire(length);
         try {
             MemorySegment.copy(message, 0, copy.segment(), 0, length);
-            synchronized (lock) {
+            lock.lock();
+            try {
                 if (!awaitDataCredit(waitNanos, deadline)) {
                     return false;
                 }
@@ -491,6 +531,8 @@ public final class MessageChannel implements AutoCloseable {
                 addOutgoing(sequence, copy, -1);
                 copy = null;
                 return true;
+            } finally {
+                lock.unlock();
             }
         } finally {
             if (copy != null) {
@@ -524,8 +566,11 @@ public final class MessageChannel implements AutoCloseable {
 
     /** Large messages sent whose copies wait for the peer's DONE. */
     int largeCopiesInFlight() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             return outgoingCount;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -615,7 +660,8 @@ public final class MessageChannel implements AutoCloseable {
 
     private ReceivedMessage receive(long waitNanos) throws InterruptedException {
         long deadline = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + waitNanos;
-        synchronized (lock) {
+        lock.lock();
+        try {
             checkOpened();
             if (state != State.OPEN) {
                 checkUsable();
@@ -635,21 +681,53 @@ public final class MessageChannel implements AutoCloseable {
             lease.lease(lengths[slot], sequences[slot], large == null ? null : large.segment(), written[slot],
                     immediates[slot]);
             return lease;
+        } finally {
+            lock.unlock();
         }
     }
 
-    /** Waits on the lock until notified or {@code deadline}; false once the deadline passed. */
+    /**
+     * Waits (lock held) until {@link #signal()}ed or {@code deadline}; false once the deadline passed. The caller
+     * checks its condition again either way. In a BUSY_POLLING group it first spins for up to {@link #SPIN_NANOS}
+     * with the lock released, watching {@link #signals}: the progress thread's hand-over then costs a cache line,
+     * not a park and an unpark (several microseconds, more for a virtual thread whose carrier sleeps).
+     */
     private boolean await(long deadline) throws InterruptedException {
+        if (spinning && lock.getHoldCount() == 1) {
+            long seen = signals;
+            lock.unlock();
+            try {
+                long spinUntil = Math.min(deadline, System.nanoTime() + SPIN_NANOS);
+                // The clock is read every 64 spins: it costs microseconds under emulation.
+                for (int spins = 1; signals == seen; spins++) {
+                    Thread.onSpinWait();
+                    if ((spins & 63) == 0 && System.nanoTime() - spinUntil >= 0) {
+                        break;
+                    }
+                }
+            } finally {
+                lock.lock();
+            }
+            if (signals != seen) {
+                return true;
+            }
+        }
         if (deadline == Long.MAX_VALUE) {
-            lock.wait();
+            changed.await();
             return true;
         }
         long left = deadline - System.nanoTime();
         if (left <= 0) {
             return false;
         }
-        lock.wait(Math.max(1, left / 1_000_000));
+        changed.awaitNanos(left);
         return true;
+    }
+
+    /** Wakes the callers waiting for a change (lock held). */
+    private void signal() {
+        signals++; // only under the lock: a plain increment of the volatile is enough
+        changed.signalAll();
     }
 
     /** Throws what ended the channel, or refuses a closed one. */
@@ -813,7 +891,8 @@ public final class MessageChannel implements AutoCloseable {
         if (!operation.isAtomic()) {
             Objects.requireNonNull(local, operation == RemoteOperation.READ ? "target" : "source");
         }
-        synchronized (lock) {
+        lock.lock();
+        try {
             checkOpened();
             checkUsable();
             checkOperation(operation, remote, local);
@@ -849,6 +928,8 @@ public final class MessageChannel implements AutoCloseable {
                 nextSendSequence++;
             }
             return slot;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -891,20 +972,23 @@ public final class MessageChannel implements AutoCloseable {
 
     /** Waits for the blocking operation or send in {@code slot} of {@code pending} and takes its result. */
     private long await(PendingOperations pending, int slot) throws InterruptedException {
-        synchronized (lock) {
+        lock.lock();
+        try {
             try {
                 while (!pending.isDone(slot)) {
                     if (failure != null) {
                         pending.detach(slot);
                         throw ended();
                     }
-                    lock.wait();
+                    await(Long.MAX_VALUE);
                 }
             } catch (InterruptedException e) {
                 pending.detach(slot);
                 throw e;
             }
             return pending.take(slot);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -916,7 +1000,8 @@ public final class MessageChannel implements AutoCloseable {
      */
     void release(ReceivedMessage lease, int slot, boolean quietIfReleased) {
         MemoryRegion large;
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (!lease.endLease()) {
                 if (quietIfReleased) {
                     return;
@@ -930,6 +1015,8 @@ public final class MessageChannel implements AutoCloseable {
                 ledger.dataReceivePosted();
                 sendControls();
             }
+        } finally {
+            lock.unlock();
         }
         if (large != null) {
             largeBuffers.release(large);
@@ -943,7 +1030,8 @@ public final class MessageChannel implements AutoCloseable {
 
     /** A completion of this channel's queue pair (progress thread). */
     void completed(WorkCompletions completions, int i, int what) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             int slot = what & SLOT_MASK;
             int kind = what & ~SLOT_MASK;
             if (kind == OPERATION) {
@@ -994,7 +1082,9 @@ public final class MessageChannel implements AutoCloseable {
                 return;
             }
             sendControls(); // a control message may have waited for a buffer
-            lock.notifyAll();
+            signal();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -1005,7 +1095,7 @@ public final class MessageChannel implements AutoCloseable {
             return; // its caller gave up and the channel ended: nobody waits
         }
         // Every end frees a slot or wakes a blocking caller: callers waiting for either are woken below.
-        lock.notifyAll();
+        signal();
         if (completions.isSuccess(i)) {
             long old = operation.isAtomic() ? atomicRegion.segment().get(ValueLayout.JAVA_LONG,
                     (long) slot * Long.BYTES) : 0;
@@ -1035,7 +1125,7 @@ public final class MessageChannel implements AutoCloseable {
             zeroCopyEvent(entry);
             return;
         }
-        lock.notifyAll();
+        signal();
         if (failure == null) {
             boolean flushed = completions.status(i) == WorkCompletionStatus.WORK_REQUEST_FLUSH_ERROR;
             failLocked(flushed ? ChannelException.Reason.PEER_DISCONNECTED : ChannelException.Reason.TRANSPORT_FAILED,
@@ -1049,7 +1139,7 @@ public final class MessageChannel implements AutoCloseable {
     private void zeroCopyEvent(int entry) {
         if (--zeroCopyWaits[entry] == 0) {
             zeroCopySends.end(entry, 0, null);
-            lock.notifyAll();
+            signal();
         }
     }
 
@@ -1072,7 +1162,7 @@ public final class MessageChannel implements AutoCloseable {
             byte type = Header.type(buffer, 0);
             if (ledger.headerReceived(type, Header.flags(buffer, 0), Header.granted(buffer, 0),
                     Header.controls(buffer, 0))) {
-                lock.notifyAll();
+                signal();
             }
             switch (type) {
                 case Header.DATA -> {
@@ -1150,7 +1240,7 @@ public final class MessageChannel implements AutoCloseable {
         pendingDones[tail >= receives ? tail - receives : tail] = sequences[slot];
         pendingDoneCount++;
         sendControls();
-        lock.notifyAll();
+        signal();
     }
 
     /** Queues a data message for {@link #receive} (lock held). */
@@ -1163,7 +1253,7 @@ public final class MessageChannel implements AutoCloseable {
         written[slot] = writtenBytes;
         immediates[slot] = immediate;
         ready[slot] = true;
-        lock.notifyAll();
+        signal();
     }
 
     /** Sends the CREDIT and ACK that the ledger calls for, as far as the send queue has room (lock held). */
@@ -1217,8 +1307,11 @@ public final class MessageChannel implements AutoCloseable {
 
     /** Ends the channel for every waiting and later call (the application still closes it). */
     void fail(ChannelException.Reason reason, String message, Throwable cause) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             failLocked(reason, message, cause);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -1226,7 +1319,7 @@ public final class MessageChannel implements AutoCloseable {
         if (failure == null) {
             failure = new ChannelException(reason, message + ": " + this, cause);
             operations.failFutures(failure);
-            lock.notifyAll();
+            signal();
         }
     }
 
@@ -1236,12 +1329,15 @@ public final class MessageChannel implements AutoCloseable {
      */
     @Override
     public void close() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (state == State.CLOSING || state == State.CLOSED) {
                 return;
             }
             state = State.CLOSING;
             failLocked(ChannelException.Reason.CLOSED, "the channel was closed", null);
+        } finally {
+            lock.unlock();
         }
         if (connection != null) {
             connection.id().disconnect();
@@ -1252,8 +1348,11 @@ public final class MessageChannel implements AutoCloseable {
             }
             connection.close();
         }
-        synchronized (lock) {
+        lock.lock();
+        try {
             state = State.CLOSED;
+        } finally {
+            lock.unlock();
         }
         release();
     }
@@ -1269,7 +1368,8 @@ public final class MessageChannel implements AutoCloseable {
             controlRegion.close();
             atomicRegion.close();
             largeBuffers.close();
-            synchronized (lock) {
+            lock.lock();
+            try {
                 for (int i = 0; i < outgoingCount; i++) {
                     if (outgoingCopies[i] != null) {
                         outgoingCopies[i].close();
@@ -1285,6 +1385,8 @@ public final class MessageChannel implements AutoCloseable {
                         largeRegions[slot] = null;
                     }
                 }
+            } finally {
+                lock.unlock();
             }
         }
         if (receiveRegion != null) {

@@ -13,7 +13,8 @@ public enum ProgressMode {
     EVENT_DRIVEN,
     /**
      * One platform thread per device spins on the completion queue: the lowest latency, at the price of a core.
-     * Threads waiting in a channel's calls spin briefly before they park.
+     * Threads waiting in a channel's calls spin (up to 50 µs) before they park, so that the progress thread's news
+     * reaches them without a wake-up.
      */
     BUSY_POLLING
 }

@@ -269,13 +269,16 @@ class MessageChannelTest {
             client.send(region, 0, 0);
             fill(region.segment().asSlice(4096, 512 * 1024), 3);
             CompletableFuture<Void> large;
-            // Hold the server's channel, so that its progress thread cannot READ the message before the close below.
-            synchronized (monitorOf(pair.server())) {
+            // Hold the server channel's lock: its progress thread cannot READ the message before the close below.
+            pair.server().lock.lock();
+            try {
                 large = client.sendAsync(region, 4096, 512 * 1024);
                 IllegalStateException pinned = assertThrows(IllegalStateException.class, region::close,
                         "the peer has not READ the large message yet");
                 assertTrue(pinned.getMessage().contains("zero-copy send in flight"), pinned.getMessage());
                 assertFalse(large.isDone());
+            } finally {
+                pair.server().lock.unlock();
             }
             IllegalArgumentException noRemoteRead = assertThrows(IllegalArgumentException.class,
                     () -> client.send(localOnly, 0, 8192));
@@ -300,13 +303,6 @@ class MessageChannelTest {
             region.close(); // unpinned once the peer said DONE
             localOnly.close();
         }
-    }
-
-    /** The monitor a channel's progress takes for each of its completions (a private field of the same module). */
-    private static Object monitorOf(MessageChannel channel) throws ReflectiveOperationException {
-        java.lang.reflect.Field lock = MessageChannel.class.getDeclaredField("lock");
-        lock.setAccessible(true);
-        return lock.get(channel);
     }
 
     @Test
