@@ -27,6 +27,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Whole messages over one reliable connection, with credit-based flow control (docs/messaging.md): {@link #send}
@@ -59,6 +61,7 @@ public final class MessageChannel implements AutoCloseable {
     private static final int NO_SLOT = SLOT_MASK;
     /** How long a caller in a BUSY_POLLING group spins for a change before it parks. */
     private static final long SPIN_NANOS = 50_000;
+    private static final Logger LOG = LoggerFactory.getLogger(MessageChannel.class);
 
     private enum State { CONNECTING, OPEN, CLOSING, CLOSED }
 
@@ -91,6 +94,8 @@ public final class MessageChannel implements AutoCloseable {
 
     // Set while connecting, under the lock.
     private State state = State.CONNECTING;
+    /** Set by {@link #close()} while it waits for what was sent to reach the peer: new calls are refused (lock). */
+    private boolean draining;
     private volatile DeviceProgress device;
     private CompletionQueue completionQueue;
     private QueuePair queuePair;
@@ -663,7 +668,7 @@ public final class MessageChannel implements AutoCloseable {
         lock.lock();
         try {
             checkOpened();
-            if (state != State.OPEN) {
+            if (state != State.OPEN || draining) {
                 checkUsable();
             }
             // In order: a large message still being READ holds back the messages behind it.
@@ -734,6 +739,9 @@ public final class MessageChannel implements AutoCloseable {
     private void checkUsable() {
         if (failure != null) {
             throw ended();
+        }
+        if (draining) {
+            throw new ChannelException(ChannelException.Reason.CLOSED, "the channel was closed: " + this, null);
         }
         if (state != State.OPEN) {
             throw new IllegalStateException("the channel is " + state.name().toLowerCase() + ": " + this);
@@ -1324,20 +1332,29 @@ public final class MessageChannel implements AutoCloseable {
     }
 
     /**
-     * Disconnects, fails every waiting call with {@link ChannelException} ({@link ChannelException.Reason#CLOSED}),
+     * Refuses new calls and waits, up to {@link MessagingOptions#closeTimeout()}, for what was sent to reach the peer
+     * (each SEND acknowledged by its device, each large message READ; past the timeout it logs what had not); then
+     * disconnects, fails every waiting call with {@link ChannelException} ({@link ChannelException.Reason#CLOSED}),
      * and closes the connection and the registered buffers. Idempotent.
      */
     @Override
     public void close() {
+        String undelivered = null;
         lock.lock();
         try {
-            if (state == State.CLOSING || state == State.CLOSED) {
+            if (state == State.CLOSING || state == State.CLOSED || draining) {
                 return;
+            }
+            if (state == State.OPEN && failure == null) {
+                undelivered = drain();
             }
             state = State.CLOSING;
             failLocked(ChannelException.Reason.CLOSED, "the channel was closed", null);
         } finally {
             lock.unlock();
+        }
+        if (undelivered != null) {
+            LOG.warn("{} closed after {} with {} not yet at the peer", this, options.closeTimeout(), undelivered);
         }
         if (connection != null) {
             connection.id().disconnect();
@@ -1355,6 +1372,37 @@ public final class MessageChannel implements AutoCloseable {
             lock.unlock();
         }
         release();
+    }
+
+    /**
+     * Refuses new calls (waiting ones end with CLOSED) and waits, up to {@link MessagingOptions#closeTimeout()}, until
+     * what was sent reached the peer: every SEND acknowledged by its device, every large message READ (its DONE),
+     * every one-sided operation ended; or until the channel failed (lock held). Disconnecting first would flush
+     * those requests, and the peer would miss messages that their senders were told had gone.
+     *
+     * @return what had not reached the peer when the time ran out, or {@code null}
+     */
+    private String drain() {
+        draining = true;
+        signal();
+        long deadline = System.nanoTime() + options.closeTimeout().toNanos();
+        try {
+            while (failure == null && !drained()) {
+                if (!await(deadline)) {
+                    return dataSendsInFlight + " SENDs, " + outgoingCount + " large messages and "
+                            + (operations.idle() ? 0 : "some") + " one-sided operations";
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // closes at once, as a close must not throw it
+        }
+        return null;
+    }
+
+    /** Whether nothing this side sent is still on its way (lock held). */
+    private boolean drained() {
+        return dataSendsInFlight == 0 && outgoingCount == 0 && freeControlCount == controlBuffers
+                && zeroCopySends.idle() && operations.idle();
     }
 
     /** Gives back the channel's handle, queue entries and buffers (its queue pair is gone). */

@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * Message channels that share, per device, a protection domain, completion queues and one progress thread: the
@@ -212,8 +214,11 @@ public final class MessagingGroup implements AutoCloseable {
                 }
             }
         }
-        for (MessageChannel channel : open) {
-            channel.close();
+        // At once: each close may wait for its channel's messages to reach the peer (closeTimeout).
+        try (ExecutorService closing = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (MessageChannel channel : open) {
+                closing.execute(channel::close);
+            }
         }
         List<DeviceProgress> toClose;
         synchronized (this) {

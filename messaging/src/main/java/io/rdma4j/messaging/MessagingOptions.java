@@ -2,6 +2,7 @@ package io.rdma4j.messaging;
 
 import io.rdma4j.cm.ConnectionOptions;
 import io.rdma4j.verbs.internal.FieldRange;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -25,6 +26,7 @@ public final class MessagingOptions {
     private final int inlineSize;
     private final int operationsInFlight;
     private final int maxMessageSize;
+    private final Duration closeTimeout;
     private final ConnectionOptions connection;
 
     private MessagingOptions(Builder b) {
@@ -38,12 +40,16 @@ public final class MessagingOptions {
         this.maxMessageSize = b.maxMessageSize == DEFAULT_MAX_MESSAGE
                 ? Math.max(DEFAULT_MAX_MESSAGE, receiveBufferSize - Header.BYTES)
                 : FieldRange.check("maxMessageSize", b.maxMessageSize, receiveBufferSize - Header.BYTES, MAX_MESSAGE);
+        this.closeTimeout = Objects.requireNonNull(b.closeTimeout, "closeTimeout");
+        if (closeTimeout.isNegative()) {
+            throw new IllegalArgumentException("closeTimeout is negative: " + closeTimeout);
+        }
         this.connection = Objects.requireNonNull(b.connection, "connection");
     }
 
     /**
      * The defaults: 4 KiB receive buffers, 32 credits, 32 send buffers, 64 bytes inline, 16 operations in flight,
-     * messages up to 16 MiB (or a receive buffer less its header, if that is more).
+     * messages up to 16 MiB (or a receive buffer less its header, if that is more), 5 s for a close to deliver.
      */
     public static MessagingOptions defaults() {
         return builder().build();
@@ -92,6 +98,14 @@ public final class MessagingOptions {
         return maxMessageSize;
     }
 
+    /**
+     * How long {@link MessageChannel#close()} waits for what was sent to reach the peer (each SEND acknowledged by
+     * the peer's device, each large message READ by the peer) before it disconnects.
+     */
+    public Duration closeTimeout() {
+        return closeTimeout;
+    }
+
     /** The connection's options underneath (the layer sets the queue pair, queues and its own private data). */
     public ConnectionOptions connection() {
         return connection;
@@ -106,6 +120,7 @@ public final class MessagingOptions {
         private int inlineSize = 64;
         private int operationsInFlight = 16;
         private int maxMessageSize = DEFAULT_MAX_MESSAGE;
+        private Duration closeTimeout = Duration.ofSeconds(5);
         private ConnectionOptions connection = ConnectionOptions.defaults();
 
         private Builder() {
@@ -150,6 +165,15 @@ public final class MessagingOptions {
         /** The largest message this side receives, at least a receive buffer less its header; up to 1 GiB. */
         public Builder maxMessageSize(int bytes) {
             maxMessageSize = bytes;
+            return this;
+        }
+
+        /**
+         * How long a close waits for what was sent to reach the peer before it disconnects (default 5 s; zero: it
+         * disconnects at once, and what is still in flight may be lost).
+         */
+        public Builder closeTimeout(Duration timeout) {
+            closeTimeout = timeout;
             return this;
         }
 

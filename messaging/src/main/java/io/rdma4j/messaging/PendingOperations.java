@@ -50,6 +50,11 @@ final class PendingOperations {
         return freeCount > 0;
     }
 
+    /** Whether no slot is in use: nothing in flight, no result left untaken. */
+    boolean idle() {
+        return freeCount == states.length;
+    }
+
     /**
      * Takes a free slot for {@code operation} on {@code remote} (both {@code null} for a send); {@code future} is
      * completed when it ends, or {@code null} when the caller waits and takes the result with {@link #take};

@@ -305,6 +305,34 @@ class MessageChannelTest {
         }
     }
 
+    /**
+     * A close right after the last send still delivers: it waits until the peer's device acknowledged every SEND and
+     * the peer READ every large message, then disconnects; the peer receives all of them in order, then the end.
+     */
+    @Test
+    void aCloseRightAfterTheLastSendDeliversEveryMessageBeforeItDisconnects() throws Exception {
+        try (ChannelPair pair = ChannelPair.open(ProgressMode.EVENT_DRIVEN, MessagingOptions.defaults());
+             Arena arena = Arena.ofConfined()) {
+            int messages = MessagingOptions.defaults().receiveCredits() - 2; // all sent before the peer receives one
+            long[] lengths = new long[messages];
+            for (int n = 0; n < messages; n++) {
+                lengths[n] = n % 4 == 0 ? 256 * 1024 + n : 100 + n; // every fourth by rendezvous
+                MemorySegment m = arena.allocate(lengths[n]);
+                fill(m, n);
+                pair.client().send(m);
+            }
+            pair.client().close();
+            for (int n = 0; n < messages; n++) {
+                ReceivedMessage m = pair.server().receive(TIMEOUT);
+                assertTrue(m != null, "message " + n + " arrived");
+                check(m, n, lengths[n]);
+                m.release();
+            }
+            ChannelException end = assertThrows(ChannelException.class, () -> pair.server().receive(TIMEOUT));
+            assertEquals(ChannelException.Reason.PEER_DISCONNECTED, end.reason(), end.getMessage());
+        }
+    }
+
     @Test
     void closingFailsAWaitingReceiveAndThePeerLearnsOfIt() throws Exception {
         try (ChannelPair pair = ChannelPair.open(ProgressMode.EVENT_DRIVEN, MessagingOptions.defaults())) {
