@@ -8,7 +8,6 @@ import io.rdma4j.verbs.Transport;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -16,23 +15,35 @@ import org.junit.jupiter.api.Test;
 @Tag("device")
 class QuickStartTest {
 
-    private String device;
+    private final String device = InProcessServer.testDevice();
 
-    @BeforeEach
-    void roceDevice() {
-        device = InProcessServer.testDevice();
+    /** The verbs quick starts connect their queue pairs by GID (RoCE); iWARP connects only through rdma_cm. */
+    private void roceDevice() {
         Device found = Device.byName(device).orElseThrow(() -> new AssertionError("no RDMA device " + device));
         assumeFalse(found.transport() == Transport.IWARP, "the quick starts connect by GID (RoCE); iWARP needs rdma_cm");
     }
 
     @Test
     void sendAndReceive() {
+        roceDevice();
         assertEquals("received: hello, RDMA", run(() -> QuickStartSendReceive.main(new String[] {device})));
     }
 
     @Test
     void rdmaWrite() {
+        roceDevice();
         assertEquals("SUCCESS: target holds \"written by RDMA\"", run(() -> QuickStartRdmaWrite.main(new String[] {device})));
+    }
+
+    @Test
+    void messaging() {
+        assertEquals("echoed: hello, messages", run(() -> {
+            try {
+                QuickStartMessaging.main(new String[] {InProcessServer.testAddress()});
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }));
     }
 
     private static String run(Runnable main) {
