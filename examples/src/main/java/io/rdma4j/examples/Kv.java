@@ -269,9 +269,10 @@ public final class Kv {
                      EnumSet.of(Access.LOCAL_WRITE))) {
             MemorySegment hello = MemorySegment.ofArray(channel.peerPrivateData());
             int serverKeys = hello.get(INT, 2 * RemoteBuffer.BYTES);
-            if (hello.get(INT, 2 * RemoteBuffer.BYTES + 4) < options.maxValue()) {
-                throw new IllegalArgumentException("the server keeps values of up to "
-                        + hello.get(INT, 2 * RemoteBuffer.BYTES + 4) + " bytes, fewer than -S " + options.maxValue());
+            int serverMaxValue = hello.get(INT, 2 * RemoteBuffer.BYTES + 4);
+            if (serverMaxValue < options.maxValue()) {
+                throw new IllegalArgumentException("the server keeps values of up to " + serverMaxValue
+                        + " bytes, fewer than -S " + options.maxValue());
             }
             MemorySegment request = MemorySegment.ofArray(new byte[8 + options.maxValue()]);
             MemorySegment expected = MemorySegment.ofArray(new byte[8 + options.maxValue()]);

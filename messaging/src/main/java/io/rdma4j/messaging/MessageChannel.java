@@ -761,7 +761,7 @@ public final class MessageChannel implements AutoCloseable {
      * @throws InterruptedException       if the thread is interrupted while waiting
      */
     public void read(RemoteBuffer source, MemoryRegion target, long targetOffset) throws InterruptedException {
-        awaitOperation(startOperation(RemoteOperation.READ, source, target, targetOffset, 0, 0, null));
+        await(operations, startOperation(RemoteOperation.READ, source, target, targetOffset, 0, 0, null));
     }
 
     /**
@@ -789,7 +789,7 @@ public final class MessageChannel implements AutoCloseable {
      * @throws InterruptedException      if the thread is interrupted while waiting
      */
     public void write(MemoryRegion source, long sourceOffset, RemoteBuffer target) throws InterruptedException {
-        awaitOperation(startOperation(RemoteOperation.WRITE, target, source, sourceOffset, 0, 0, null));
+        await(operations, startOperation(RemoteOperation.WRITE, target, source, sourceOffset, 0, 0, null));
     }
 
     /** {@link #write} without waiting for its completion; as {@link #readAsync}. */
@@ -810,7 +810,7 @@ public final class MessageChannel implements AutoCloseable {
      */
     public void writeWithImmediate(MemoryRegion source, long sourceOffset, RemoteBuffer target, int immediate)
             throws InterruptedException {
-        awaitOperation(startOperation(RemoteOperation.WRITE_WITH_IMMEDIATE, target, source, sourceOffset, immediate,
+        await(operations, startOperation(RemoteOperation.WRITE_WITH_IMMEDIATE, target, source, sourceOffset, immediate,
                 0, null));
     }
 
@@ -834,7 +834,7 @@ public final class MessageChannel implements AutoCloseable {
      */
     public long compareAndSwap(RemoteBuffer target, long offset, long expected, long desired)
             throws InterruptedException {
-        return awaitOperation(startOperation(RemoteOperation.COMPARE_AND_SWAP, atomicTarget(target, offset), null, 0,
+        return await(operations, startOperation(RemoteOperation.COMPARE_AND_SWAP, atomicTarget(target, offset), null, 0,
                 expected, desired, null));
     }
 
@@ -853,7 +853,7 @@ public final class MessageChannel implements AutoCloseable {
      * @throws InterruptedException          if the thread is interrupted while waiting
      */
     public long fetchAndAdd(RemoteBuffer target, long offset, long add) throws InterruptedException {
-        return awaitOperation(startOperation(RemoteOperation.FETCH_AND_ADD, atomicTarget(target, offset), null, 0,
+        return await(operations, startOperation(RemoteOperation.FETCH_AND_ADD, atomicTarget(target, offset), null, 0,
                 add, 0, null));
     }
 
@@ -890,7 +890,8 @@ public final class MessageChannel implements AutoCloseable {
      *               region)
      * @param first  the immediate, the compare value or the addend
      * @param second the swap value
-     * @param future completed when it ends, or {@code null} for a caller that waits in {@link #awaitOperation}
+     * @param future completed when it ends, or {@code null} for a caller that waits in
+     *               {@link #await(PendingOperations, int)}
      * @return the operation's slot
      */
     private int startOperation(RemoteOperation operation, RemoteBuffer remote, MemoryRegion local, long localOffset,
@@ -971,11 +972,6 @@ public final class MessageChannel implements AutoCloseable {
     private boolean canStart(RemoteOperation operation) {
         return failure == null && state == State.OPEN && operations.hasFree()
                 && (operation != RemoteOperation.WRITE_WITH_IMMEDIATE || ledger.dataCredits() > 0);
-    }
-
-    /** Waits for the blocking operation in {@code slot} and takes its result. */
-    private long awaitOperation(int slot) throws InterruptedException {
-        return await(operations, slot);
     }
 
     /** Waits for the blocking operation or send in {@code slot} of {@code pending} and takes its result. */
